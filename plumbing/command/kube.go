@@ -1,0 +1,30 @@
+package command
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
+)
+
+// KubeFlags are the cluster connection flags every tool that talks to a
+// cluster shares.
+func KubeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "kubeconfig", Usage: "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, in-cluster)"},
+		&cli.StringFlag{Name: "context", Usage: "kubeconfig `CONTEXT` (default: current)"},
+		&cli.Float64Flag{Name: "qps", Value: 50, Usage: "client-side request rate limit"},
+		&cli.IntFlag{Name: "burst", Value: 100, Usage: "client-side request burst"},
+	}
+}
+
+// KubeOptions reads KubeFlags for tool.
+func KubeOptions(c *cli.Context, tool string) kubeclient.Options {
+	return kubeclient.Options{
+		Kubeconfig: c.String("kubeconfig"),
+		Context:    c.String("context"),
+		QPS:        float32(c.Float64("qps")),
+		Burst:      c.Int("burst"),
+		Tool:       tool,
+		Version:    Version(),
+	}
+}
