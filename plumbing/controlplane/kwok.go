@@ -1,0 +1,118 @@
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// PodReadyDelayAnnotation on a pod delays its Ready condition by the given
+// duration ("2s") after it is scheduled.
+const PodReadyDelayAnnotation = "pod-ready.stage.kwok.x-k8s.io/delay"
+
+// PoolLabel groups the nodes of one test (or of the demo).
+const PoolLabel = "sentinel.dev/pool"
+
+// writeKwokConfig takes kwok's published stages and gives the pod-ready
+// stage a per-pod delay read from PodReadyDelayAnnotation.
+func (cp *ControlPlane) writeKwokConfig() error {
+	data, err := os.ReadFile(cp.bin("kwok-stages.yaml"))
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	found := false
+	for doc := range bytes.SplitSeq(data, []byte("\n---")) {
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		var stage map[string]any
+		if err := yaml.Unmarshal(doc, &stage); err != nil {
+			return fmt.Errorf("kwok stages: %w", err)
+		}
+		meta, _ := stage["metadata"].(map[string]any)
+		spec, _ := stage["spec"].(map[string]any)
+		if meta != nil && spec != nil && meta["name"] == "pod-ready" {
+			spec["delay"] = map[string]any{
+				"durationMilliseconds": 0,
+				"durationFrom": map[string]any{
+					"expressionFrom": `.metadata.annotations["` + PodReadyDelayAnnotation + `"]`,
+				},
+			}
+			found = true
+		}
+		b, err := yaml.Marshal(stage)
+		if err != nil {
+			return err
+		}
+		out.WriteString("---\n")
+		out.Write(b)
+	}
+	if !found {
+		return fmt.Errorf("kwok stages: no pod-ready stage in %s", cp.bin("kwok-stages.yaml"))
+	}
+	return os.WriteFile(filepath.Join(cp.dir, "kwok.yaml"), out.Bytes(), 0o644)
+}
+
+// CreateNodes creates kwok nodes with the given names, labelled with pool,
+// and waits until each is Ready and free of the not-ready taints.
+func (cp *ControlPlane) CreateNodes(ctx context.Context, pool string, names ...string) error {
+	nodes := cp.Clientset(Admin).CoreV1().Nodes()
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	for _, name := range names {
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        name,
+				Labels:      map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "type": "kwok", PoolLabel: pool},
+				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			},
+			Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+		}
+		if _, err := nodes.Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create node %s: %w", name, err)
+		}
+	}
+	ctx, cancel := withDefaultTimeout(ctx)
+	defer cancel()
+	return cp.poll(ctx, "kwok", func(ctx context.Context) (bool, error) {
+		list, err := nodes.List(ctx, metav1.ListOptions{LabelSelector: PoolLabel + "=" + pool})
+		if err != nil {
+			return false, nil
+		}
+		ready := 0
+		for _, n := range list.Items {
+			if slices.Contains(names, n.Name) && NodeReady(&n) {
+				ready++
+			}
+		}
+		return ready == len(names), nil
+	})
+}
+
+// NodeReady is true when node is Ready and has no not-ready/unreachable taint.
+func NodeReady(node *corev1.Node) bool {
+	for _, t := range node.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+			return false
+		}
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,186 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// User is one of the static token users.
+type User string
+
+const (
+	// Admin is in system:masters.
+	Admin User = "admin"
+	// Viewer may get, list and watch everything, and change nothing.
+	Viewer User = "viewer"
+	// NoEvict may get, list and watch pods and nodes, and may not create
+	// pods/eviction.
+	NoEvict User = "noevict"
+)
+
+// Users are all the static token users.
+var Users = []User{Admin, Viewer, NoEvict}
+
+func (cp *ControlPlane) writeCredentials() error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return fmt.Errorf("service account key: %w", err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return fmt.Errorf("service account key: %w", err)
+	}
+	files := map[string][]byte{
+		"sa.key": pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
+		"sa.pub": pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}),
+	}
+	cp.tokens = map[User]string{}
+	var csv strings.Builder
+	for _, u := range Users {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return err
+		}
+		cp.tokens[u] = hex.EncodeToString(b)
+		group := ""
+		if u == Admin {
+			group = `,"system:masters"`
+		}
+		fmt.Fprintf(&csv, "%s,%s,%s%s\n", cp.tokens[u], u, u, group)
+	}
+	files["tokens.csv"] = []byte(csv.String())
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(cp.dir, name), data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitAPIServer waits for the serving certificate and /readyz, then writes
+// one kubeconfig per user.
+func (cp *ControlPlane) waitAPIServer(ctx context.Context) error {
+	certFile := filepath.Join(cp.dir, "certs", "apiserver.crt")
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	err := cp.poll(ctx, "kube-apiserver", func(ctx context.Context) (bool, error) {
+		if _, err := os.Stat(certFile); err != nil {
+			return false, nil
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cp.url+"/readyz", nil)
+		if err != nil {
+			return false, err
+		}
+		req.Header.Set("Authorization", "Bearer "+cp.tokens[Admin])
+		resp, err := insecure.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return err
+	}
+	if cp.caData, err = os.ReadFile(certFile); err != nil {
+		return err
+	}
+	for _, u := range Users {
+		if err := cp.writeKubeconfig(cp.Kubeconfig(u), string(u), cp.tokens[u]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Config is a REST config for user.
+func (cp *ControlPlane) Config(user User) *rest.Config {
+	return cp.configForToken(cp.tokens[user])
+}
+
+func (cp *ControlPlane) configForToken(token string) *rest.Config {
+	return &rest.Config{
+		Host:            cp.url,
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: cp.caData},
+		QPS:             200,
+		Burst:           400,
+	}
+}
+
+// Kubeconfig is the path of a kubeconfig file for user.
+func (cp *ControlPlane) Kubeconfig(user User) string {
+	return filepath.Join(cp.dir, "kubeconfig-"+string(user))
+}
+
+func (cp *ControlPlane) writeKubeconfig(path, user, token string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["sentinel"] = &clientcmdapi.Cluster{Server: cp.url, CertificateAuthorityData: cp.caData}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["sentinel"] = &clientcmdapi.Context{Cluster: "sentinel", AuthInfo: user}
+	cfg.CurrentContext = "sentinel"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("write kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// TokenKubeconfig mints a token for the ServiceAccount namespace/name
+// (TokenRequest, one hour) and writes a kubeconfig that uses it, so that a
+// tool runs with exactly the RBAC bound to that account.
+func (cp *ControlPlane) TokenKubeconfig(ctx context.Context, namespace, name string) (string, error) {
+	expiry := int64(3600)
+	tr, err := cp.Clientset(Admin).CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("token for serviceaccount %s/%s: %w", namespace, name, err)
+	}
+	f, err := os.CreateTemp(cp.dir, "kubeconfig-sa-"+namespace+"-"+name+"-")
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	return f.Name(), cp.writeKubeconfig(f.Name(), "system:serviceaccount:"+namespace+":"+name, tr.Status.Token)
+}
+
+// setupUsers binds the limited users' permissions.
+func (cp *ControlPlane) setupUsers(ctx context.Context) error {
+	rbac := cp.Clientset(Admin).RbacV1()
+	read := []string{"get", "list", "watch"}
+	roles := map[User][]rbacv1.PolicyRule{
+		Viewer:  {{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: read}},
+		NoEvict: {{APIGroups: []string{""}, Resources: []string{"pods", "nodes"}, Verbs: read}},
+	}
+	for user, rules := range roles {
+		name := "sentinel-test-" + string(user)
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
+		if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("rbac for %s: %w", user, err)
+		}
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: string(user)}},
+		}
+		if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("rbac for %s: %w", user, err)
+		}
+	}
+	return nil
+}
