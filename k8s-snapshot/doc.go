@@ -1,0 +1,44 @@
+// K8s-snapshot writes a consistent, read-only Snapshot of a cluster to
+// stdout: the objects that judging a node drain needs, as real Kubernetes
+// objects inside one sentinel.dev/v1alpha1 Snapshot document.
+//
+//	k8s-snapshot [--node NAME]... [-o json|yaml] [--full] [--chunk-size N] [--timeout D]
+//
+// The document holds metadata (capturedAt, the API server URL, the
+// Kubernetes version, the scope, the list resourceVersion per resource) and
+// the lists nodes, pods, replicaSets, deployments, statefulSets, daemonSets,
+// jobs, cronJobs, podDisruptionBudgets, persistentVolumeClaims,
+// persistentVolumes, storageClasses and horizontalPodAutoscalers.
+// managedFields and the kubectl last-applied annotation are dropped unless
+// --full is given.
+//
+// Scope. Without --node the snapshot is the whole cluster. With --node
+// (repeatable) it is what judging a drain of those nodes needs, and no
+// more: the nodes; every pod on them, in every namespace; each such pod's
+// owner chain (ReplicaSet -> Deployment, StatefulSet, DaemonSet,
+// Job -> CronJob); every PodDisruptionBudget of a namespace that has a pod
+// on the nodes; the other pods of those namespaces that those PDBs select
+// or that the same ReplicaSets, Deployments, StatefulSets or Jobs own (the
+// replicas elsewhere, to judge "all replicas are on this node"); the PVCs
+// the pods on the nodes mount, with their PVs and StorageClasses; and the
+// HorizontalPodAutoscalers of the owners. An unknown node is an error.
+//
+// Reads only: every request is a get or a list; deploy/rbac.yaml is the
+// ClusterRole sentinel-snapshot-reader that grants exactly those. Lists
+// use protobuf, are paginated (--chunk-size) and run a few at a time
+// (--parallel); a list whose continue token expired (410 Gone) starts
+// again from its first page, said on stderr. --timeout bounds the whole
+// run. If any list fails nothing is written to stdout: the error names the
+// resource and the API's answer (401, 403 with the verb and resource, an
+// unreachable server, no answer within the timeout) and the exit code is 1.
+// With --progress (the default when stderr is a terminal) every finished
+// list prints its count on stderr.
+//
+// Exit codes: 0 the snapshot is on stdout; 1 error, nothing on stdout.
+//
+// Examples:
+//
+//	k8s-snapshot > cluster.json
+//	k8s-snapshot --node node-1 | k8s-analyze --node node-1 -o table
+//	k8s-snapshot --node node-1 --node node-2 -o yaml --timeout 10s
+package main

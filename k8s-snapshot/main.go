@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/plumbing/command"
+	"github.com/sentinel-go/sentinel/plumbing/document"
+	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
+)
+
+//go:embed doc.go
+var doc string
+
+const name = "k8s-snapshot"
+
+func main() { os.Exit(command.Main(app())) }
+
+func app() *cli.App {
+	flags := append([]cli.Flag{
+		&cli.StringSliceFlag{Name: "node", Usage: "narrow the snapshot to what a drain of node `NAME` needs (repeatable)"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "json", Usage: "output `FORMAT`: json or yaml"},
+		&cli.BoolFlag{Name: "full", Usage: "keep managedFields and the last-applied annotation"},
+		&cli.Int64Flag{Name: "chunk-size", Value: snapshot.DefaultChunkSize, Usage: "objects per list page"},
+		&cli.IntFlag{Name: "parallel", Value: snapshot.DefaultParallel, Usage: "lists in flight at once"},
+		&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on the whole run"},
+		&cli.BoolFlag{Name: "progress", Usage: "print per-list counts on stderr (default: when stderr is a terminal)"},
+	}, command.KubeFlags()...)
+	return command.New(name, "write a read-only cluster Snapshot to stdout", doc, flags, snap)
+}
+
+func snap(c *cli.Context) error {
+	format, err := document.ParseFormat(c.String("output"), document.JSON, document.YAML)
+	if err != nil {
+		return command.Usage("%v", err)
+	}
+	switch {
+	case c.Int64("chunk-size") <= 0:
+		return command.Usage("--chunk-size must be positive, not %d", c.Int64("chunk-size"))
+	case c.Int("parallel") <= 0:
+		return command.Usage("--parallel must be positive, not %d", c.Int("parallel"))
+	case c.Duration("timeout") <= 0:
+		return command.Usage("--timeout must be positive, not %s", c.Duration("timeout"))
+	}
+	nodes := c.StringSlice("node")
+	for _, n := range nodes {
+		if n == "" {
+			return command.Usage("--node needs a node name")
+		}
+	}
+	cfg, err := command.KubeOptions(c, name).Config()
+	if err != nil {
+		return err
+	}
+	client, err := kubeclient.Clientset(cfg)
+	if err != nil {
+		return err
+	}
+	stderr := c.App.ErrWriter
+	progress := c.Bool("progress")
+	if !c.IsSet("progress") {
+		progress = isTerminal(stderr)
+	}
+	timeout := c.Duration("timeout")
+	ctx, cancel := context.WithTimeout(c.Context, timeout)
+	defer cancel()
+	s, err := snapshot.Take(ctx, client, snapshot.Options{
+		Nodes:     nodes,
+		Full:      c.Bool("full"),
+		ChunkSize: c.Int64("chunk-size"),
+		Parallel:  c.Int("parallel"),
+		Server:    cfg.Host,
+		Notify:    func(e snapshot.Event) { report(stderr, progress, e) },
+	})
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && c.Context.Err() == nil {
+			return fmt.Errorf("no snapshot within --timeout %s: %w", timeout, err)
+		}
+		return err
+	}
+	return snapshot.Encode(c.App.Writer, format, s)
+}
+
+// report prints restarted lists always and finished lists with --progress.
+func report(w io.Writer, progress bool, e snapshot.Event) {
+	what := e.Resource
+	if e.Selector != "" {
+		what += " (" + e.Selector + ")"
+	}
+	switch {
+	case e.Restart != nil:
+		fmt.Fprintf(w, "%s: %s: the continue token expired (410 Gone), restarting the list from its first page\n", name, what)
+	case progress:
+		fmt.Fprintf(w, "%s: %s: %d in %d pages, %s\n", name, what, e.Count, e.Pages, e.Took.Round(time.Millisecond))
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

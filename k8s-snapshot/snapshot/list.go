@@ -1,0 +1,170 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MaxRestarts is how many times one list is restarted after its continue
+// token expired (410) before Take gives up.
+const MaxRestarts = 3
+
+// Event tells Options.Notify about a finished or restarted list.
+type Event struct {
+	// Resource is the listed resource, e.g. "pods".
+	Resource string
+	// Selector is the list's field or label selector, "" for all objects.
+	Selector string
+	// Count and Pages describe a finished list.
+	Count, Pages int
+	// Took is how long the finished list took.
+	Took time.Duration
+	// Restart is the 410 answer that made the list start again; nil for a
+	// finished list.
+	Restart error
+}
+
+// ListError is a failed list: the resource and the API's answer.
+type ListError struct {
+	Resource string
+	// Expired counts the continue tokens that expired in a row before Take
+	// gave up on the list.
+	Expired int
+	Err     error
+}
+
+func (e *ListError) Error() string {
+	what := "list " + e.Resource
+	var status apierrors.APIStatus
+	switch {
+	case errors.As(e.Err, &status):
+		s := status.Status()
+		text := fmt.Sprintf("%d %s", s.Code, http.StatusText(int(s.Code)))
+		msg := e.Err.Error()
+		switch s.Code {
+		case http.StatusUnauthorized:
+			msg = "the server rejected the credentials (" + msg + ")"
+		case http.StatusGone:
+			if e.Expired > 0 {
+				msg = fmt.Sprintf("the continue token expired %d times in a row (%s)", e.Expired, msg)
+			}
+		}
+		return fmt.Sprintf("%s: %s: %s", what, text, msg)
+	case errors.Is(e.Err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s: no answer in time: %v", what, e.Err)
+	case isUnreachable(e.Err):
+		return fmt.Sprintf("%s: API server unreachable: %v", what, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", what, e.Err)
+}
+
+func (e *ListError) Unwrap() error { return e.Err }
+
+func isUnreachable(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &op) || errors.As(err, &dns)
+}
+
+// listObject is what every typed list (*corev1.PodList, ...) offers.
+type listObject interface {
+	GetContinue() string
+	GetResourceVersion() string
+}
+
+// metaObject is a pointer to a typed object.
+type metaObject[T any] interface {
+	*T
+	metav1.Object
+}
+
+// lister lists one resource page by page.
+type lister[T any, L listObject] struct {
+	resource string
+	list     func(context.Context, metav1.ListOptions) (L, error)
+	items    func(L) []T
+}
+
+// listed is one finished list.
+type listed[T any] struct {
+	items           []T
+	resourceVersion string
+}
+
+// all lists every object matching sel, opts.ChunkSize at a time, and
+// restarts from the first page when a continue token expires (410).
+func all[T any, PT metaObject[T], L listObject](ctx context.Context, l lister[T, L], sel metav1.ListOptions, t *taker) (listed[T], error) {
+	start := time.Now()
+	selector := sel.FieldSelector + sel.LabelSelector
+	if sel.FieldSelector != "" && sel.LabelSelector != "" {
+		selector = sel.FieldSelector + "," + sel.LabelSelector
+	}
+	restarts := 0
+	for {
+		var out listed[T]
+		req := sel
+		req.Limit = t.chunkSize()
+		pages := 0
+		for {
+			page, err := l.list(ctx, req)
+			if err != nil && req.Continue != "" && apierrors.IsResourceExpired(err) && restarts < MaxRestarts {
+				restarts++
+				t.notify(Event{Resource: l.resource, Selector: selector, Restart: err})
+				break
+			}
+			if err != nil {
+				le := &ListError{Resource: l.resource, Err: err}
+				if req.Continue != "" && apierrors.IsResourceExpired(err) {
+					le.Expired = restarts + 1
+				}
+				return listed[T]{}, le
+			}
+			pages++
+			if out.resourceVersion == "" {
+				out.resourceVersion = page.GetResourceVersion()
+			}
+			items := l.items(page)
+			for i := range items {
+				if !t.opts.Full {
+					strip(PT(&items[i]))
+				}
+			}
+			if out.items == nil && page.GetContinue() == "" {
+				out.items = items // a single page: keep its slice
+			} else {
+				out.items = append(out.items, items...)
+			}
+			if page.GetContinue() == "" {
+				if out.items == nil {
+					out.items = []T{}
+				}
+				t.notify(Event{Resource: l.resource, Selector: selector, Count: len(out.items), Pages: pages, Took: time.Since(start)})
+				return out, nil
+			}
+			req.Continue = page.GetContinue()
+		}
+	}
+}
+
+// LastAppliedAnnotation is the annotation kubectl apply keeps its input in.
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// strip drops managedFields and the last-applied annotation.
+func strip(obj metav1.Object) {
+	obj.SetManagedFields(nil)
+	if a := obj.GetAnnotations(); a != nil {
+		if _, ok := a[LastAppliedAnnotation]; ok {
+			delete(a, LastAppliedAnnotation)
+			if len(a) == 0 {
+				obj.SetAnnotations(nil)
+			}
+		}
+	}
+}

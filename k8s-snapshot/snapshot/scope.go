@@ -1,0 +1,316 @@
+package snapshot
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// ref names an owner object: API group, kind, namespace, name.
+type ref struct{ group, kind, namespace, name string }
+
+// replicaKinds are the owners whose other pods are replicas of a pod: their
+// pods on other nodes belong in a node-scoped snapshot. DaemonSets (one pod
+// per node, never a replica elsewhere) and CronJobs (other runs) are not.
+var replicaKinds = map[[2]string]bool{
+	{"apps", "ReplicaSet"}: true, {"apps", "Deployment"}: true,
+	{"apps", "StatefulSet"}: true, {"batch", "Job"}: true,
+}
+
+// owner is one object that may own pods or other owners.
+type owner struct {
+	refs     []metav1.OwnerReference
+	selector *metav1.LabelSelector // pod selector of a replica kind
+}
+
+// owners indexes every owner object of s by ref.
+func owners(s *Snapshot) map[ref]owner {
+	idx := map[ref]owner{}
+	add := func(group, kind string, m metav1.ObjectMeta, sel *metav1.LabelSelector) {
+		idx[ref{group, kind, m.Namespace, m.Name}] = owner{refs: m.OwnerReferences, selector: sel}
+	}
+	for i := range s.ReplicaSets {
+		o := &s.ReplicaSets[i]
+		add("apps", "ReplicaSet", o.ObjectMeta, o.Spec.Selector)
+	}
+	for i := range s.Deployments {
+		o := &s.Deployments[i]
+		add("apps", "Deployment", o.ObjectMeta, o.Spec.Selector)
+	}
+	for i := range s.StatefulSets {
+		o := &s.StatefulSets[i]
+		add("apps", "StatefulSet", o.ObjectMeta, o.Spec.Selector)
+	}
+	for i := range s.DaemonSets {
+		add("apps", "DaemonSet", s.DaemonSets[i].ObjectMeta, nil)
+	}
+	for i := range s.Jobs {
+		o := &s.Jobs[i]
+		add("batch", "Job", o.ObjectMeta, o.Spec.Selector)
+	}
+	for i := range s.CronJobs {
+		add("batch", "CronJob", s.CronJobs[i].ObjectMeta, nil)
+	}
+	return idx
+}
+
+// chain adds to into every owner of an object in namespace with refs, hop
+// by hop, as far as the owners are in idx. Owners are matched by name: a
+// UID mismatch is for the analysis to find, so the impostor is kept.
+func chain(idx map[ref]owner, namespace string, refs []metav1.OwnerReference, into map[ref]bool) {
+	for _, r := range refs {
+		gv, err := schema.ParseGroupVersion(r.APIVersion)
+		if err != nil {
+			continue
+		}
+		k := ref{gv.Group, r.Kind, namespace, r.Name}
+		o, ok := idx[k]
+		if !ok || into[k] {
+			continue
+		}
+		into[k] = true
+		chain(idx, namespace, o.refs, into)
+	}
+}
+
+// selector is a PDB's or owner's pod selector; an invalid one selects
+// nothing, as the API does.
+func selector(sel *metav1.LabelSelector) labels.Selector {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return labels.Nothing()
+	}
+	return s
+}
+
+// closure is what ForNodes and PodQueries share: the pods on the nodes,
+// their namespaces and owners, and the PDB selectors of those namespaces.
+type closure struct {
+	idx        map[ref]owner
+	nodes      map[string]bool
+	namespaces map[string]bool
+	owners     map[ref]bool // the owner chains of the pods on the nodes
+	pdbs       map[string][]labels.Selector
+}
+
+func newClosure(s *Snapshot, names []string) *closure {
+	c := &closure{
+		idx:        owners(s),
+		nodes:      map[string]bool{},
+		namespaces: map[string]bool{},
+		owners:     map[ref]bool{},
+		pdbs:       map[string][]labels.Selector{},
+	}
+	for _, n := range names {
+		c.nodes[n] = true
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if c.nodes[p.Spec.NodeName] {
+			c.namespaces[p.Namespace] = true
+			chain(c.idx, p.Namespace, p.OwnerReferences, c.owners)
+		}
+	}
+	for i := range s.PodDisruptionBudgets {
+		pdb := &s.PodDisruptionBudgets[i]
+		if c.namespaces[pdb.Namespace] {
+			c.pdbs[pdb.Namespace] = append(c.pdbs[pdb.Namespace], selector(pdb.Spec.Selector))
+		}
+	}
+	return c
+}
+
+// wants says whether pod belongs in the snapshot: it runs on one of the
+// nodes, or shares a namespace with one that does and is a replica of the
+// same owner or selected by a PDB there.
+func (c *closure) wants(pod *corev1.Pod) bool {
+	if c.nodes[pod.Spec.NodeName] {
+		return true
+	}
+	if !c.namespaces[pod.Namespace] {
+		return false
+	}
+	set := labels.Set(pod.Labels)
+	for _, sel := range c.pdbs[pod.Namespace] {
+		if sel.Matches(set) {
+			return true
+		}
+	}
+	mine := map[ref]bool{}
+	chain(c.idx, pod.Namespace, pod.OwnerReferences, mine)
+	for k := range mine {
+		if c.owners[k] && replicaKinds[[2]string{k.group, k.kind}] {
+			return true
+		}
+	}
+	return false
+}
+
+// PodQuery is one list of pods: a namespace and a label selector ("" is
+// every pod of the namespace).
+type PodQuery struct {
+	Namespace string
+	Selector  string
+}
+
+// PodQueries are the pod lists that find, given s with at least the named
+// nodes, the pods on them and every owner and PDB, the other pods that
+// ForNodes keeps: the pods selected by the PDBs and by the replica owners
+// of the pods on the nodes. Queries that another query of the same
+// namespace covers are left out.
+func PodQueries(s *Snapshot, names []string) []PodQuery {
+	c := newClosure(s, names)
+	sels := map[PodQuery]bool{}
+	add := func(namespace string, sel labels.Selector) {
+		if !isNothing(sel) {
+			sels[PodQuery{namespace, sel.String()}] = true
+		}
+	}
+	for k := range c.owners {
+		if replicaKinds[[2]string{k.group, k.kind}] {
+			add(k.namespace, selector(c.idx[k].selector))
+		}
+	}
+	for i := range s.PodDisruptionBudgets {
+		pdb := &s.PodDisruptionBudgets[i]
+		if c.namespaces[pdb.Namespace] {
+			add(pdb.Namespace, selector(pdb.Spec.Selector))
+		}
+	}
+	everything := map[string]bool{}
+	for q := range sels {
+		if q.Selector == "" {
+			everything[q.Namespace] = true
+		}
+	}
+	var out []PodQuery
+	for q := range sels {
+		if q.Selector == "" || !everything[q.Namespace] {
+			out = append(out, q)
+		}
+	}
+	slices.SortFunc(out, func(a, b PodQuery) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Selector, b.Selector))
+	})
+	return out
+}
+
+// isNothing is true for labels.Nothing(), which selects no pod at all.
+func isNothing(sel labels.Selector) bool {
+	_, ok := sel.Requirements()
+	return !ok && !sel.Empty()
+}
+
+// ForNodes is the part of s that judging a drain of the named nodes needs,
+// and no more:
+//
+//   - the nodes, and every pod on them in every namespace;
+//   - each such pod's owner chain (ReplicaSet -> Deployment, StatefulSet,
+//     DaemonSet, Job -> CronJob), matched by name;
+//   - every PDB of a namespace that has a pod on the nodes;
+//   - the other pods of those namespaces that those PDBs select, or that
+//     the pods' ReplicaSets, Deployments, StatefulSets or Jobs own (their
+//     replicas elsewhere), with their owner chains;
+//   - the PVCs the pods on the nodes mount (persistentVolumeClaim and
+//     ephemeral volumes), their PVs and StorageClasses;
+//   - the HPAs whose target is an owner of a pod on the nodes.
+//
+// A name that is not among s.Nodes is an error ("node X not found"). The
+// objects are shared with s, in s's order.
+func ForNodes(s *Snapshot, names ...string) (*Snapshot, error) {
+	names = slices.Compact(slices.Sorted(slices.Values(names)))
+	if err := missingNodes(s.Nodes, names); err != nil {
+		return nil, err
+	}
+	c := newClosure(s, names)
+	out := New()
+	out.Metadata = s.Metadata
+	out.Metadata.ResourceVersions = maps.Clone(s.Metadata.ResourceVersions)
+	out.Metadata.Scope.Nodes = names
+
+	out.Nodes = keep(s.Nodes, func(n *corev1.Node) bool { return c.nodes[n.Name] })
+	out.Pods = keep(s.Pods, c.wants)
+
+	all := maps.Clone(c.owners)
+	claims := map[[2]string]bool{}
+	for i := range out.Pods {
+		p := &out.Pods[i]
+		chain(c.idx, p.Namespace, p.OwnerReferences, all)
+		if !c.nodes[p.Spec.NodeName] {
+			continue
+		}
+		for _, v := range p.Spec.Volumes {
+			switch {
+			case v.PersistentVolumeClaim != nil:
+				claims[[2]string{p.Namespace, v.PersistentVolumeClaim.ClaimName}] = true
+			case v.Ephemeral != nil:
+				claims[[2]string{p.Namespace, p.Name + "-" + v.Name}] = true
+			}
+		}
+	}
+	owned := func(group, kind string) func(m *metav1.ObjectMeta) bool {
+		return func(m *metav1.ObjectMeta) bool { return all[ref{group, kind, m.Namespace, m.Name}] }
+	}
+	out.ReplicaSets = keepMeta(s.ReplicaSets, owned("apps", "ReplicaSet"))
+	out.Deployments = keepMeta(s.Deployments, owned("apps", "Deployment"))
+	out.StatefulSets = keepMeta(s.StatefulSets, owned("apps", "StatefulSet"))
+	out.DaemonSets = keepMeta(s.DaemonSets, owned("apps", "DaemonSet"))
+	out.Jobs = keepMeta(s.Jobs, owned("batch", "Job"))
+	out.CronJobs = keepMeta(s.CronJobs, owned("batch", "CronJob"))
+	out.PodDisruptionBudgets = keepMeta(s.PodDisruptionBudgets, func(m *metav1.ObjectMeta) bool { return c.namespaces[m.Namespace] })
+	out.HorizontalPodAutoscalers = keep(s.HorizontalPodAutoscalers, func(h *autoscalingv2.HorizontalPodAutoscaler) bool {
+		t := h.Spec.ScaleTargetRef
+		gv, err := schema.ParseGroupVersion(t.APIVersion)
+		return err == nil && c.owners[ref{gv.Group, t.Kind, h.Namespace, t.Name}]
+	})
+
+	out.PersistentVolumeClaims = keep(s.PersistentVolumeClaims, func(pvc *corev1.PersistentVolumeClaim) bool {
+		return claims[[2]string{pvc.Namespace, pvc.Name}]
+	})
+	volumes, classes := map[string]bool{}, map[string]bool{}
+	for i := range out.PersistentVolumeClaims {
+		pvc := &out.PersistentVolumeClaims[i]
+		volumes[pvc.Spec.VolumeName] = pvc.Spec.VolumeName != ""
+		if pvc.Spec.StorageClassName != nil {
+			classes[*pvc.Spec.StorageClassName] = true
+		}
+	}
+	out.PersistentVolumes = keep(s.PersistentVolumes, func(pv *corev1.PersistentVolume) bool {
+		r := pv.Spec.ClaimRef
+		return volumes[pv.Name] || r != nil && claims[[2]string{r.Namespace, r.Name}]
+	})
+	for i := range out.PersistentVolumes {
+		if sc := out.PersistentVolumes[i].Spec.StorageClassName; sc != "" {
+			classes[sc] = true
+		}
+	}
+	out.StorageClasses = keepMeta(s.StorageClasses, func(m *metav1.ObjectMeta) bool { return classes[m.Name] })
+	return out, nil
+}
+
+// keep is the items for which want is true, never nil.
+func keep[T any](items []T, want func(*T) bool) []T {
+	out := []T{}
+	for i := range items {
+		if want(&items[i]) {
+			out = append(out, items[i])
+		}
+	}
+	return out
+}
+
+// keepMeta is keep by object metadata.
+func keepMeta[T any, PT interface {
+	*T
+	GetObjectMeta() metav1.Object
+}](items []T, want func(*metav1.ObjectMeta) bool) []T {
+	return keep(items, func(o *T) bool {
+		return want(PT(o).GetObjectMeta().(*metav1.ObjectMeta))
+	})
+}

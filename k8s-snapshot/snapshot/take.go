@@ -1,0 +1,365 @@
+package snapshot
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// DefaultChunkSize is the page size of every list unless told otherwise.
+const DefaultChunkSize = 500
+
+// DefaultParallel is how many lists run at once unless told otherwise.
+const DefaultParallel = 4
+
+// Options select what Take captures and how.
+type Options struct {
+	// Nodes, when set, narrows the snapshot to what judging a drain of
+	// these nodes needs (see ForNodes); empty means the whole cluster.
+	Nodes []string
+	// Full keeps managedFields and the last-applied annotation.
+	Full bool
+	// ChunkSize is the page size of every list (default DefaultChunkSize).
+	ChunkSize int64
+	// Parallel bounds the lists in flight (default DefaultParallel).
+	Parallel int
+	// Server is recorded as the API server URL (default: the client's).
+	Server string
+	// Notify, if set, hears about every finished and every restarted list.
+	// Calls never overlap.
+	Notify func(Event)
+}
+
+// taker is one Take: its options and the lock that keeps Notify calls apart.
+type taker struct {
+	opts   Options
+	client kubernetes.Interface
+	mu     sync.Mutex
+}
+
+func (t *taker) chunkSize() int64 {
+	if t.opts.ChunkSize > 0 {
+		return t.opts.ChunkSize
+	}
+	return DefaultChunkSize
+}
+
+func (t *taker) parallel() int {
+	if t.opts.Parallel > 0 {
+		return t.opts.Parallel
+	}
+	return DefaultParallel
+}
+
+func (t *taker) notify(e Event) {
+	if t.opts.Notify == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.opts.Notify(e)
+}
+
+// Take reads a Snapshot from the cluster: the whole cluster, or with
+// opts.Nodes what judging a drain of those nodes needs. It only gets and
+// lists. Either every list succeeds or Take returns an error (a *ListError
+// naming the resource and the API's answer, or "node X not found") and
+// no snapshot.
+func Take(ctx context.Context, client kubernetes.Interface, opts Options) (*Snapshot, error) {
+	t := &taker{opts: opts, client: client}
+	s := New()
+	s.Metadata = Metadata{
+		CapturedAt: metav1.Now(),
+		Server:     t.server(),
+		Scope:      Scope{Nodes: slices.Clone(opts.Nodes), Full: opts.Full},
+	}
+	v := &versions{m: map[string]string{}}
+	var err error
+	if len(opts.Nodes) == 0 {
+		err = t.cluster(ctx, s, v)
+	} else {
+		s, err = t.nodes(ctx, s, v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.Metadata.ResourceVersions = v.m
+	return s, nil
+}
+
+// cluster lists every kind, cluster-wide.
+func (t *taker) cluster(ctx context.Context, s *Snapshot, v *versions) error {
+	c, all := t.client, metav1.ListOptions{}
+	return run(ctx, t.parallel(), []func(context.Context) error{
+		// pods first: the longest list starts at once.
+		listInto(t, pods(c), all, v, &s.Pods),
+		listInto(t, nodes(c), all, v, &s.Nodes),
+		listInto(t, replicaSets(c), all, v, &s.ReplicaSets),
+		listInto(t, deployments(c), all, v, &s.Deployments),
+		listInto(t, statefulSets(c), all, v, &s.StatefulSets),
+		listInto(t, daemonSets(c), all, v, &s.DaemonSets),
+		listInto(t, jobs(c), all, v, &s.Jobs),
+		listInto(t, cronJobs(c), all, v, &s.CronJobs),
+		listInto(t, pdbs(c), all, v, &s.PodDisruptionBudgets),
+		listInto(t, pvcs(c), all, v, &s.PersistentVolumeClaims),
+		listInto(t, pvs(c), all, v, &s.PersistentVolumes),
+		listInto(t, storageClasses(c), all, v, &s.StorageClasses),
+		listInto(t, hpas(c), all, v, &s.HorizontalPodAutoscalers),
+		func(ctx context.Context) error { return t.version(ctx, s) },
+	})
+}
+
+// nodes reads the named nodes and the pods on them, every kind a pod's
+// closure may reach, then the pods those owners and PDBs select, and
+// narrows the whole to ForNodes.
+func (t *taker) nodes(ctx context.Context, s *Snapshot, v *versions) (*Snapshot, error) {
+	c, all := t.client, metav1.ListOptions{}
+	names := slices.Compact(slices.Sorted(slices.Values(t.opts.Nodes)))
+	nodeLists := make([][]corev1.Node, len(names))
+	podLists := make([][]corev1.Pod, len(names))
+	tasks := []func(context.Context) error{}
+	for i, name := range names {
+		tasks = append(tasks,
+			listInto(t, nodes(c), metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}, v, &nodeLists[i]),
+			listInto(t, pods(c), metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", name).String()}, v, &podLists[i]),
+		)
+	}
+	tasks = append(tasks,
+		listInto(t, replicaSets(c), all, v, &s.ReplicaSets),
+		listInto(t, deployments(c), all, v, &s.Deployments),
+		listInto(t, statefulSets(c), all, v, &s.StatefulSets),
+		listInto(t, daemonSets(c), all, v, &s.DaemonSets),
+		listInto(t, jobs(c), all, v, &s.Jobs),
+		listInto(t, cronJobs(c), all, v, &s.CronJobs),
+		listInto(t, pdbs(c), all, v, &s.PodDisruptionBudgets),
+		listInto(t, pvcs(c), all, v, &s.PersistentVolumeClaims),
+		listInto(t, pvs(c), all, v, &s.PersistentVolumes),
+		listInto(t, storageClasses(c), all, v, &s.StorageClasses),
+		listInto(t, hpas(c), all, v, &s.HorizontalPodAutoscalers),
+		func(ctx context.Context) error { return t.version(ctx, s) },
+	)
+	if err := run(ctx, t.parallel(), tasks); err != nil {
+		return nil, err
+	}
+	s.Nodes = slices.Concat(nodeLists...)
+	s.Pods = slices.Concat(podLists...)
+	if err := missingNodes(s.Nodes, names); err != nil {
+		return nil, err
+	}
+
+	queries := PodQueries(s, names)
+	found := make([][]corev1.Pod, len(queries))
+	tasks = tasks[:0]
+	for i, q := range queries {
+		tasks = append(tasks, listInto(t, podsIn(c, q.Namespace), metav1.ListOptions{LabelSelector: q.Selector}, v, &found[i]))
+	}
+	if err := run(ctx, t.parallel()*2, tasks); err != nil {
+		return nil, err
+	}
+	s.Pods = uniquePods(slices.Concat(append(found, s.Pods)...))
+	return ForNodes(s, names...)
+}
+
+// uniquePods sorts pods by namespace and name and drops repeats.
+func uniquePods(pods []corev1.Pod) []corev1.Pod {
+	slices.SortStableFunc(pods, func(a, b corev1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return slices.CompactFunc(pods, func(a, b corev1.Pod) bool { return a.Namespace == b.Namespace && a.Name == b.Name })
+}
+
+// version records the server's version.
+func (t *taker) version(ctx context.Context, s *Snapshot) error {
+	var info version.Info
+	var err error
+	if rc, ok := t.client.Discovery().RESTClient().(*rest.RESTClient); ok && rc != nil {
+		var body []byte
+		if body, err = rc.Get().AbsPath("/version").Do(ctx).Raw(); err == nil {
+			err = json.Unmarshal(body, &info)
+		}
+	} else { // fakes have no REST client
+		var got *version.Info
+		if got, err = t.client.Discovery().ServerVersion(); got != nil {
+			info = *got
+		}
+	}
+	if err != nil {
+		return &ListError{Resource: "version", Err: err}
+	}
+	s.Metadata.KubernetesVersion = info.GitVersion
+	return nil
+}
+
+// server is the API server URL: the option, else the client's.
+func (t *taker) server() string {
+	if t.opts.Server != "" {
+		return t.opts.Server
+	}
+	if rc, ok := t.client.Discovery().RESTClient().(*rest.RESTClient); ok && rc != nil && rc.Get().URL() != nil {
+		u := *rc.Get().URL()
+		u.Path, u.RawQuery = "", ""
+		return u.String()
+	}
+	return ""
+}
+
+// run runs tasks, at most parallel at once, in order. The first error
+// cancels the others and is returned.
+func run(ctx context.Context, parallel int, tasks []func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, parallel)
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+launch:
+	for _, task := range tasks {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			break launch
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := task(ctx); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		first = fmt.Errorf("snapshot: %w", context.Cause(ctx))
+	}
+	return first
+}
+
+// versions collects the list resourceVersion per resource; a resource read
+// by several lists keeps the newest.
+type versions struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (v *versions) set(resource, rv string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	old, ok := v.m[resource]
+	if !ok || newer(rv, old) {
+		v.m[resource] = rv
+	}
+}
+
+// newer compares etcd-backed resourceVersions, which are numbers; anything
+// else keeps the first seen.
+func newer(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x > y
+}
+
+// missingNodes is the error for the first name that is not among nodes.
+func missingNodes(nodes []corev1.Node, names []string) error {
+	var missing []string
+	for _, name := range names {
+		if !slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == name }) {
+			missing = append(missing, name)
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("node %s not found", missing[0])
+	}
+	return fmt.Errorf("nodes %s not found", strings.Join(missing, ", "))
+}
+
+// listInto is the task that lists l into *dst.
+func listInto[T any, PT metaObject[T], L listObject](t *taker, l lister[T, L], sel metav1.ListOptions, v *versions, dst *[]T) func(context.Context) error {
+	return func(ctx context.Context) error {
+		got, err := all[T, PT](ctx, l, sel, t)
+		if err != nil {
+			return err
+		}
+		*dst = got.items
+		v.set(l.resource, got.resourceVersion)
+		return nil
+	}
+}
+
+func pods(c kubernetes.Interface) lister[corev1.Pod, *corev1.PodList] {
+	return podsIn(c, metav1.NamespaceAll)
+}
+
+func podsIn(c kubernetes.Interface, namespace string) lister[corev1.Pod, *corev1.PodList] {
+	return lister[corev1.Pod, *corev1.PodList]{"pods", c.CoreV1().Pods(namespace).List, func(l *corev1.PodList) []corev1.Pod { return l.Items }}
+}
+
+func nodes(c kubernetes.Interface) lister[corev1.Node, *corev1.NodeList] {
+	return lister[corev1.Node, *corev1.NodeList]{"nodes", c.CoreV1().Nodes().List, func(l *corev1.NodeList) []corev1.Node { return l.Items }}
+}
+
+func replicaSets(c kubernetes.Interface) lister[appsv1.ReplicaSet, *appsv1.ReplicaSetList] {
+	return lister[appsv1.ReplicaSet, *appsv1.ReplicaSetList]{"replicasets", c.AppsV1().ReplicaSets("").List, func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items }}
+}
+
+func deployments(c kubernetes.Interface) lister[appsv1.Deployment, *appsv1.DeploymentList] {
+	return lister[appsv1.Deployment, *appsv1.DeploymentList]{"deployments", c.AppsV1().Deployments("").List, func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items }}
+}
+
+func statefulSets(c kubernetes.Interface) lister[appsv1.StatefulSet, *appsv1.StatefulSetList] {
+	return lister[appsv1.StatefulSet, *appsv1.StatefulSetList]{"statefulsets", c.AppsV1().StatefulSets("").List, func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items }}
+}
+
+func daemonSets(c kubernetes.Interface) lister[appsv1.DaemonSet, *appsv1.DaemonSetList] {
+	return lister[appsv1.DaemonSet, *appsv1.DaemonSetList]{"daemonsets", c.AppsV1().DaemonSets("").List, func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items }}
+}
+
+func jobs(c kubernetes.Interface) lister[batchv1.Job, *batchv1.JobList] {
+	return lister[batchv1.Job, *batchv1.JobList]{"jobs", c.BatchV1().Jobs("").List, func(l *batchv1.JobList) []batchv1.Job { return l.Items }}
+}
+
+func cronJobs(c kubernetes.Interface) lister[batchv1.CronJob, *batchv1.CronJobList] {
+	return lister[batchv1.CronJob, *batchv1.CronJobList]{"cronjobs", c.BatchV1().CronJobs("").List, func(l *batchv1.CronJobList) []batchv1.CronJob { return l.Items }}
+}
+
+func pdbs(c kubernetes.Interface) lister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudgetList] {
+	return lister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudgetList]{"poddisruptionbudgets", c.PolicyV1().PodDisruptionBudgets("").List, func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items }}
+}
+
+func pvcs(c kubernetes.Interface) lister[corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList] {
+	return lister[corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList]{"persistentvolumeclaims", c.CoreV1().PersistentVolumeClaims("").List, func(l *corev1.PersistentVolumeClaimList) []corev1.PersistentVolumeClaim { return l.Items }}
+}
+
+func pvs(c kubernetes.Interface) lister[corev1.PersistentVolume, *corev1.PersistentVolumeList] {
+	return lister[corev1.PersistentVolume, *corev1.PersistentVolumeList]{"persistentvolumes", c.CoreV1().PersistentVolumes().List, func(l *corev1.PersistentVolumeList) []corev1.PersistentVolume { return l.Items }}
+}
+
+func storageClasses(c kubernetes.Interface) lister[storagev1.StorageClass, *storagev1.StorageClassList] {
+	return lister[storagev1.StorageClass, *storagev1.StorageClassList]{"storageclasses", c.StorageV1().StorageClasses().List, func(l *storagev1.StorageClassList) []storagev1.StorageClass { return l.Items }}
+}
+
+func hpas(c kubernetes.Interface) lister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscalerList] {
+	return lister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscalerList]{"horizontalpodautoscalers", c.AutoscalingV2().HorizontalPodAutoscalers("").List, func(l *autoscalingv2.HorizontalPodAutoscalerList) []autoscalingv2.HorizontalPodAutoscaler {
+		return l.Items
+	}}
+}
