@@ -48,13 +48,21 @@ func (r *PressureReader) Read() (Pressure, error) {
 func parsePressure(data []byte) (Pressure, error) {
 	var p Pressure
 	data = bytes.TrimRight(data, "\x00")
-	for line := range bytes.Lines(data) {
-		fields := bytes.Fields(line)
-		if len(fields) == 0 {
+	for len(data) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		kind, rest := word(line)
+		if len(kind) == 0 {
 			continue
 		}
 		var total []byte
-		for _, f := range fields[1:] {
+		for len(rest) > 0 {
+			var f []byte
+			f, rest = word(rest)
 			if v, ok := bytes.CutPrefix(f, []byte("total=")); ok {
 				total = v
 			}
@@ -66,7 +74,7 @@ func parsePressure(data []byte) (Pressure, error) {
 		if !ok {
 			return Pressure{}, &ParseError{File: "memory.pressure", Reason: reason}
 		}
-		switch string(fields[0]) {
+		switch string(kind) {
 		case "some":
 			p.Waiting, p.HasWaiting = v, true
 		case "full":
@@ -79,4 +87,14 @@ func parsePressure(data []byte) (Pressure, error) {
 		return Pressure{}, &ParseError{File: "memory.pressure", Reason: meminfo.EmptyLine}
 	}
 	return p, nil
+}
+
+// word splits off the first space-separated word of b.
+func word(b []byte) (w, rest []byte) {
+	b = bytes.TrimLeft(b, " \t")
+	i := bytes.IndexAny(b, " \t")
+	if i < 0 {
+		return b, nil
+	}
+	return b[:i], b[i:]
 }
