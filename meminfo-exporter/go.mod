@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/prometheus/client_model v0.6.3
+	github.com/rogpeppe/go-internal v1.16.0
 	github.com/sentinel-go/sentinel/plumbing v0.0.0-00010101000000-000000000000
 	github.com/urfave/cli/v2 v2.27.7
 )
@@ -45,6 +46,7 @@ require (
 	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
+	golang.org/x/tools v0.49.0 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/api v0.37.2 // indirect

@@ -150,6 +150,10 @@ func (s *cgroupSource) collect(e *Exporter, f *frame) error {
 
 func statFamily(e *Exporter, key string) family {
 	name := meminfo.MetricName(key)
+	if name == "sec_pagetables" {
+		// "sec" reads as an abbreviated unit (promtool, Prometheus naming).
+		name = "secondary_pagetables"
+	}
 	if cgroup.StatIsCount(key) {
 		return family{
 			name: "meminfo_cgroup_memory_stat_" + name + "_total",
