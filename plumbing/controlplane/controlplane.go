@@ -282,6 +282,8 @@ func (cp *ControlPlane) startEtcdAndAPIServer(ctx context.Context) error {
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
+		"--audit-policy-file="+filepath.Join(cp.dir, "audit-policy.yaml"),
+		"--audit-log-path="+cp.auditLog(), "--audit-log-format=json", "--audit-log-mode=blocking",
 		"--v=0"); err != nil {
 		return err
 	}
@@ -289,7 +291,7 @@ func (cp *ControlPlane) startEtcdAndAPIServer(ctx context.Context) error {
 }
 
 func (cp *ControlPlane) startControllerManager() error {
-	kc := cp.Kubeconfig(Admin)
+	kc := cp.Kubeconfig(controllerManager)
 	args := []string{
 		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
 		"--leader-elect=false", "--secure-port=0",
@@ -304,7 +306,7 @@ func (cp *ControlPlane) startControllerManager() error {
 }
 
 func (cp *ControlPlane) startScheduler() error {
-	kc := cp.Kubeconfig(Admin)
+	kc := cp.Kubeconfig(scheduler)
 	return cp.start("kube-scheduler", cp.bin("kube-scheduler"),
 		"--kubeconfig="+kc, "--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc,
 		"--leader-elect=false", "--secure-port=0", "--kube-api-qps=200", "--kube-api-burst=400")
@@ -312,7 +314,7 @@ func (cp *ControlPlane) startScheduler() error {
 
 func (cp *ControlPlane) startKwok() error {
 	return cp.start("kwok", cp.bin("kwok"),
-		"--kubeconfig="+cp.Kubeconfig(Admin),
+		"--kubeconfig="+cp.Kubeconfig(kwokUser),
 		"--config="+filepath.Join(cp.dir, "kwok.yaml"),
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -35,8 +36,18 @@ const (
 	NoEvict User = "noevict"
 )
 
-// Users are all the static token users.
+// Users are all the static token users tests may use.
 var Users = []User{Admin, Viewer, NoEvict}
+
+// The components' own users (system:masters), kept apart from the test
+// users so that the audit log shows only what tests and tools did.
+const (
+	controllerManager User = "system:kube-controller-manager"
+	scheduler         User = "system:kube-scheduler"
+	kwokUser          User = "system:kwok"
+)
+
+var components = []User{controllerManager, scheduler, kwokUser}
 
 func (cp *ControlPlane) writeCredentials() error {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -53,19 +64,20 @@ func (cp *ControlPlane) writeCredentials() error {
 	}
 	cp.tokens = map[User]string{}
 	var csv strings.Builder
-	for _, u := range Users {
+	for _, u := range append(Users[:len(Users):len(Users)], components...) {
 		b := make([]byte, 16)
 		if _, err := rand.Read(b); err != nil {
 			return err
 		}
 		cp.tokens[u] = hex.EncodeToString(b)
 		group := ""
-		if u == Admin {
+		if u == Admin || slices.Contains(components, u) {
 			group = `,"system:masters"`
 		}
 		fmt.Fprintf(&csv, "%s,%s,%s%s\n", cp.tokens[u], u, u, group)
 	}
 	files["tokens.csv"] = []byte(csv.String())
+	files["audit-policy.yaml"] = []byte(auditPolicy)
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(cp.dir, name), data, 0o600); err != nil {
 			return err
@@ -101,7 +113,7 @@ func (cp *ControlPlane) waitAPIServer(ctx context.Context) error {
 	if cp.caData, err = os.ReadFile(certFile); err != nil {
 		return err
 	}
-	for _, u := range Users {
+	for _, u := range append(Users[:len(Users):len(Users)], components...) {
 		if err := cp.writeKubeconfig(cp.Kubeconfig(u), string(u), cp.tokens[u]); err != nil {
 			return err
 		}
@@ -126,7 +138,7 @@ func (cp *ControlPlane) configForToken(token string) *rest.Config {
 
 // Kubeconfig is the path of a kubeconfig file for user.
 func (cp *ControlPlane) Kubeconfig(user User) string {
-	return filepath.Join(cp.dir, "kubeconfig-"+string(user))
+	return filepath.Join(cp.dir, "kubeconfig-"+strings.ReplaceAll(string(user), ":", "-"))
 }
 
 func (cp *ControlPlane) writeKubeconfig(path, user, token string) error {
