@@ -1,0 +1,56 @@
+// K8s-evict asks the Eviction API, exactly once, to evict one pod, and
+// prints the classified answer as an EvictionResult.
+//
+//	k8s-evict --namespace NS --pod NAME [--uid UID] [--timeout 10s] [--wait D]
+//	          [--dry-run] [--max-retry-after 60s] [-o json|yaml|table]
+//
+// One POST pods/NAME/eviction per run, never a DELETE. client-go's REST
+// client silently retries answers that carry Retry-After, up to ten times
+// inside one call; k8s-evict sends its request on a plain HTTP client
+// instead, so the stale-PDB 429 (Retry-After 10) comes back at once and is
+// reported, not hidden. --uid sends the precondition preconditions.uid: if
+// the name now belongs to a re-created pod, nothing is evicted and the
+// answer is "gone" (replaced). --timeout bounds the request; --dry-run sends
+// dryRun=All (the API server checks everything, PDBs included, and changes
+// nothing).
+//
+// --wait D: after an accepted eviction, watch until the pod with that UID
+// is gone (a new pod with the same name is not it), for at most D. Without
+// --uid the pod is read first to learn its UID, which is then also sent as
+// the precondition. A pod still there after D is "accepted-not-gone".
+//
+// The EvictionResult document (apiVersion sentinel.dev/v1alpha1) holds
+// namespace, pod, uid, dryRun, outcome, reason, httpStatus,
+// retryAfterSeconds (capped by --max-retry-after), pdb (name, need, have:
+// when the answer names them), gone and message. Outcomes:
+//
+//	accepted           200/201: the pod is being deleted                  exit 0
+//	gone               404 (reason not-found), or 409 on the UID
+//	                   precondition (reason replaced)                     exit 0
+//	pdb-stale          429: the PDB's status lags its spec; retry after
+//	                   retryAfterSeconds                                  exit 2
+//	budget-exhausted   429: the PDB allows no disruption now (pdb names
+//	                   the budget, need and have)                         exit 2
+//	throttled          any other 429                                      exit 2
+//	contention         504: the PDB kept conflicting; or the pod changed  exit 2
+//	accepted-not-gone  --wait ended with the pod still there              exit 2
+//	pdb-overlap        500: more than one PDB selects the pod             exit 3
+//	forbidden          403; reason rbac, negative-budget, too-many-pending,
+//	                   namespace-terminating or denied                    exit 3
+//	unknown            any other answer, or none within --timeout: the
+//	                   eviction may or may not have happened              exit 1
+//
+// For exit 2 and 3 the message is also printed on stderr. Bad input (a
+// missing or invalid flag, an unknown namespace, a request the API server
+// refuses as malformed or unauthenticated) and an unreachable API server
+// print an error on stderr, nothing on stdout, and exit 1.
+//
+// Permissions: create on pods/eviction; with --wait also get, list and
+// watch on pods.
+//
+// Examples:
+//
+//	k8s-evict --namespace shop --pod web-7d9f-abcde --uid 3f1c...
+//	k8s-evict -n shop --pod web-7d9f-abcde --wait 60s -o table
+//	k8s-evict -n shop --pod web-7d9f-abcde --dry-run; echo $?
+package main

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/urfave/cli/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/sentinel-go/sentinel/k8s-evict/evict"
+	"github.com/sentinel-go/sentinel/plumbing/command"
+	"github.com/sentinel-go/sentinel/plumbing/document"
+	"github.com/sentinel-go/sentinel/plumbing/exitcode"
+)
+
+//go:embed doc.go
+var doc string
+
+const name = "k8s-evict"
+
+func main() { os.Exit(command.Main(app())) }
+
+func app() *cli.App {
+	flags := append([]cli.Flag{
+		&cli.StringFlag{Name: "namespace", Aliases: []string{"n"}, Usage: "the pod's `NAMESPACE`"},
+		&cli.StringFlag{Name: "pod", Usage: "the pod `NAME`"},
+		&cli.StringFlag{Name: "uid", Usage: "evict only the pod with this `UID` (precondition)"},
+		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "bound on the eviction request"},
+		&cli.DurationFlag{Name: "wait", Usage: "after an accepted eviction, wait up to `D` for the pod to be gone"},
+		&cli.BoolFlag{Name: "dry-run", Usage: "server-side dry run (dryRun=All): check, change nothing"},
+		&cli.DurationFlag{Name: "max-retry-after", Value: time.Minute, Usage: "cap on the reported retryAfterSeconds"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "json", Usage: "output `FORMAT`: json, yaml or table"},
+	}, command.KubeFlags()...)
+	return command.New(name, "evict one pod through the Eviction API, exactly once, and classify the answer", doc, flags, run)
+}
+
+func run(c *cli.Context) error {
+	format, err := document.ParseFormat(c.String("output"), document.JSON, document.YAML, document.Table)
+	if err != nil {
+		return command.Usage("%v", err)
+	}
+	req, err := request(c)
+	if err != nil {
+		return err
+	}
+	wait := c.Duration("wait")
+	cfg, err := command.KubeOptions(c, name).Config()
+	if err != nil {
+		return err
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	var pods corev1client.PodInterface
+	if wait > 0 && !req.DryRun {
+		core, err := corev1client.NewForConfigAndClient(cfg, hc)
+		if err != nil {
+			return fmt.Errorf("kubernetes client: %w", err)
+		}
+		pods = core.Pods(req.Namespace)
+		if req.UID == "" {
+			if req.UID, err = uidOf(c.Context, pods, req); err != nil {
+				return err
+			}
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	res, err := evict.Pod(ctx, evict.NewHTTP(hc, base), req)
+	cancel()
+	if err != nil {
+		return err
+	}
+	if res.Outcome == evict.Invalid {
+		return exitcode.Errorf(exitcode.Error, "%s/%s: %s", req.Namespace, req.Name, res.Message)
+	}
+	if res.Outcome == evict.Accepted && pods != nil && res.UID != "" {
+		waitGone(c.Context, pods, res, wait)
+	}
+	if err := write(c.App.Writer, format, res); err != nil {
+		return err
+	}
+	if res.Code() == exitcode.OK {
+		return nil
+	}
+	return exitcode.With(res.Code(), fmt.Errorf("%s/%s: %s: %s", res.Namespace, res.Pod, res.Outcome, res.Message))
+}
+
+func request(c *cli.Context) (evict.Request, error) {
+	ns, pod, uid := c.String("namespace"), c.String("pod"), c.String("uid")
+	switch {
+	case ns == "":
+		return evict.Request{}, command.Usage("--namespace is required")
+	case pod == "":
+		return evict.Request{}, command.Usage("--pod is required")
+	case c.IsSet("uid") && uid == "":
+		return evict.Request{}, command.Usage("--uid needs a UID")
+	case c.Duration("timeout") <= 0:
+		return evict.Request{}, command.Usage("--timeout must be positive, not %s", c.Duration("timeout"))
+	case c.Duration("wait") < 0:
+		return evict.Request{}, command.Usage("--wait must not be negative, not %s", c.Duration("wait"))
+	case c.Duration("max-retry-after") < time.Second:
+		return evict.Request{}, command.Usage("--max-retry-after must be at least 1s, not %s", c.Duration("max-retry-after"))
+	case c.Bool("dry-run") && c.IsSet("wait"):
+		return evict.Request{}, command.Usage("--wait has nothing to wait for with --dry-run")
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return evict.Request{}, command.Usage("invalid --namespace %q: %s", ns, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(pod); len(errs) > 0 {
+		return evict.Request{}, command.Usage("invalid --pod %q: %s", pod, strings.Join(errs, "; "))
+	}
+	if len(uid) > 128 || strings.IndexFunc(uid, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return evict.Request{}, command.Usage("invalid --uid %q", uid)
+	}
+	return evict.Request{
+		Namespace:     ns,
+		Name:          pod,
+		UID:           types.UID(uid),
+		DryRun:        c.Bool("dry-run"),
+		MaxRetryAfter: c.Duration("max-retry-after"),
+	}, nil
+}
+
+// uidOf reads the pod's UID so that --wait waits for the pod it evicted.
+// A missing pod leaves the UID empty: the eviction's own 404 says so.
+func uidOf(ctx context.Context, pods corev1client.PodInterface, req evict.Request) (types.UID, error) {
+	p, err := pods.Get(ctx, req.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("read pod %s/%s: %w", req.Namespace, req.Name, err)
+	}
+	return p.UID, nil
+}
+
+// waitGone waits for the evicted pod to be gone and records what it saw.
+func waitGone(ctx context.Context, pods evict.Pods, res *evict.Result, wait time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	err := evict.WaitGone(ctx, pods, res.Pod, res.UID)
+	switch {
+	case err == nil:
+		res.Gone = true
+		res.Message = "evicted: the pod is gone"
+	case errors.Is(err, context.DeadlineExceeded):
+		res.Outcome, res.Reason = evict.AcceptedNotGone, evict.ReasonWaitTimeout
+		res.Message = fmt.Sprintf("eviction accepted, but the pod was still there after %s", wait)
+	default:
+		res.Outcome, res.Reason = evict.AcceptedNotGone, ""
+		res.Message = fmt.Sprintf("eviction accepted, but waiting for the pod failed: %v", err)
+	}
+}
+
+func write(w io.Writer, f document.Format, r *evict.Result) error {
+	if f != document.Table {
+		return document.Encode(w, f, r)
+	}
+	pdb := "-"
+	if r.PDB != nil {
+		pdb = r.PDB.Name
+		if r.PDB.Need != nil && r.PDB.Have != nil {
+			pdb += fmt.Sprintf(" (need %d, have %d)", *r.PDB.Need, *r.PDB.Have)
+		}
+	}
+	outcome := string(r.Outcome)
+	if r.Reason != "" {
+		outcome += "/" + r.Reason
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAMESPACE\tPOD\tOUTCOME\tHTTP\tRETRY-AFTER\tPDB\tMESSAGE")
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%ds\t%s\t%s\n", r.Namespace, r.Pod, outcome, r.HTTPStatus, r.RetryAfterSeconds, pdb, r.Message)
+	return tw.Flush()
+}
