@@ -1,0 +1,603 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/plumbing/document"
+)
+
+// DefaultMaxGrace is the terminationGracePeriodSeconds above which a pod is
+// reported as long-grace.
+const DefaultMaxGrace = 5 * time.Minute
+
+// Annotations that ask drains to leave a pod alone.
+const (
+	SafeToEvictAnnotation  = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
+)
+
+// Options tune Analyze.
+type Options struct {
+	// Nodes to analyse, in this order; empty means every node of the
+	// snapshot, by name.
+	Nodes []string
+	// Now is the time to judge at; zero means the snapshot's capturedAt.
+	Now time.Time
+	// MaxGrace is the long-grace threshold; zero means DefaultMaxGrace.
+	MaxGrace time.Duration
+}
+
+// Analyze grades the drain risk of the nodes of s. It errors, and reports
+// nothing, when s is not internally consistent (see validate) or a requested
+// node is not in it.
+func Analyze(s *snapshot.Snapshot, opts Options) (*Report, error) {
+	if err := validate(s); err != nil {
+		return nil, err
+	}
+	x := newIndex(s)
+	nodes := opts.Nodes
+	if len(nodes) == 0 {
+		for i := range s.Nodes {
+			nodes = append(nodes, s.Nodes[i].Name)
+		}
+		slices.Sort(nodes)
+	}
+	for _, n := range nodes {
+		if x.nodes[n] == nil {
+			return nil, fmt.Errorf("node %q is not in the snapshot", n)
+		}
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = s.Metadata.CapturedAt.Time
+	}
+	a := &analyzer{x: x, now: now, maxGrace: cmp.Or(opts.MaxGrace, DefaultMaxGrace), checks: checksByCode()}
+	r := &Report{
+		Header: document.NewHeader(Kind),
+		Metadata: Metadata{
+			Now: metav1.NewTime(now), CapturedAt: s.Metadata.CapturedAt,
+			Server: s.Metadata.Server, KubernetesVersion: s.Metadata.KubernetesVersion,
+		},
+		Risk:  Low,
+		Nodes: []Node{},
+	}
+	done := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		if done[n] {
+			continue
+		}
+		done[n] = true
+		nr := a.node(x.nodes[n])
+		r.Risk = r.Risk.worse(nr.Risk)
+		r.Nodes = append(r.Nodes, nr)
+	}
+	return r, nil
+}
+
+type analyzer struct {
+	x        *index
+	now      time.Time
+	maxGrace time.Duration
+	checks   map[Code]Check
+}
+
+func (a *analyzer) finding(code Code, subject Subject, evidence map[string]string, format string, args ...any) Finding {
+	c := a.checks[code]
+	return Finding{Code: code, Severity: c.Severity, Subject: subject, Message: fmt.Sprintf(format, args...), Evidence: evidence, Fix: c.Fix}
+}
+
+// podState is what the node pass keeps of one pod.
+type podState struct {
+	pod      *corev1.Pod
+	verdict  PodVerdict
+	matching []*pdbInfo
+	skipped  bool
+}
+
+func (a *analyzer) node(n *corev1.Node) Node {
+	out := Node{Name: n.Name, UID: n.UID, Risk: Low, Findings: []Finding{}, Pods: []PodVerdict{}, PDBs: []PDBBudget{}}
+	pods := a.x.podsByNode[n.Name]
+	// Ready replicas on this node, per top controller.
+	readyHere := make(map[*owner]int)
+	for _, p := range pods {
+		if servingReady(p) {
+			if top := a.x.top(p); top != nil {
+				readyHere[top]++
+			}
+		}
+	}
+	states := make([]podState, len(pods))
+	namespaces := make(map[string]bool)
+	for i, p := range pods {
+		st, fs := a.pod(p, readyHere)
+		states[i] = st
+		out.Findings = append(out.Findings, fs...)
+		if !st.skipped {
+			namespaces[p.Namespace] = true
+		}
+	}
+
+	// PDB arithmetic and checks, for the PDBs covering pods a drain evicts.
+	type acc struct {
+		info        *pdbInfo
+		onNode      int
+		usingBudget int
+	}
+	accs := make(map[*pdbInfo]*acc)
+	var order []*acc
+	for i := range states {
+		st := &states[i]
+		if st.skipped {
+			continue
+		}
+		for _, info := range st.matching {
+			c := accs[info]
+			if c == nil {
+				c = &acc{info: info}
+				accs[info] = c
+				order = append(order, c)
+			}
+			c.onNode++
+			if usesBudget(st.verdict.EvictableNow, info) {
+				c.usingBudget++
+			}
+		}
+	}
+	pdbCodes := make(map[*pdbInfo][]Code)
+	for _, c := range order {
+		b, fs := a.budget(c.info, c.onNode, c.usingBudget)
+		out.PDBs = append(out.PDBs, b)
+		for _, f := range fs {
+			pdbCodes[c.info] = append(pdbCodes[c.info], f.Code)
+		}
+		out.Findings = append(out.Findings, fs...)
+	}
+	// PDBs that protect nothing, in namespaces the drain touches.
+	for _, ns := range sortedKeys(namespaces) {
+		for _, info := range a.x.pdbsByNS[ns] {
+			if accs[info] != nil {
+				continue
+			}
+			out.Findings = append(out.Findings, a.uselessPDB(info)...)
+		}
+	}
+
+	for i := range states {
+		st := &states[i]
+		v := &st.verdict
+		for _, info := range st.matching {
+			v.Reasons = append(v.Reasons, pdbCodes[info]...)
+		}
+		slices.Sort(v.Reasons)
+		v.Reasons = slices.Compact(v.Reasons)
+		switch {
+		case st.skipped:
+			v.Action = Skip
+			out.Counts.Skip++
+		case slices.ContainsFunc(v.Reasons, func(c Code) bool { return a.checks[c].Severity == High }):
+			v.Action = Block
+			out.Counts.Block++
+		default:
+			v.Action = Evict
+			out.Counts.Evict++
+		}
+		out.Pods = append(out.Pods, *v)
+	}
+	out.Counts.Pods = len(pods)
+	for _, f := range out.Findings {
+		out.Risk = out.Risk.worse(f.Severity)
+		switch f.Severity {
+		case High:
+			out.Counts.High++
+		case Medium:
+			out.Counts.Medium++
+		default:
+			out.Counts.Low++
+		}
+	}
+	slices.SortStableFunc(out.Findings, func(a, b Finding) int {
+		return cmp.Or(
+			b.Severity.rank()-a.Severity.rank(),
+			strings.Compare(a.Subject.Namespace, b.Subject.Namespace),
+			strings.Compare(a.Subject.Name, b.Subject.Name),
+			strings.Compare(a.Subject.Kind, b.Subject.Kind),
+			strings.Compare(string(a.Code), string(b.Code)),
+		)
+	})
+	slices.SortFunc(out.PDBs, func(a, b PDBBudget) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// usesBudget reports whether the predicted eviction draws on info's budget:
+// it would decrement it, or it is refused by it.
+func usesBudget(p Prediction, info *pdbInfo) bool {
+	if p.PDB != info.pdb.Name {
+		return false
+	}
+	return p.UsesBudget || p.Outcome == OutcomeBudgetExhausted || p.Outcome == OutcomePDBStale || p.Outcome == OutcomeForbidden
+}
+
+func podSubject(p *corev1.Pod) Subject {
+	return Subject{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, UID: p.UID}
+}
+
+func pdbSubject(p *policyv1.PodDisruptionBudget) Subject {
+	return Subject{Kind: "PodDisruptionBudget", Namespace: p.Namespace, Name: p.Name, UID: p.UID}
+}
+
+// pod judges one pod of the node.
+func (a *analyzer) pod(p *corev1.Pod, readyHere map[*owner]int) (podState, []Finding) {
+	hops, top := a.x.chain(p, true)
+	matching := a.x.matching(p)
+	pdbs := make([]*policyv1.PodDisruptionBudget, len(matching))
+	for i, m := range matching {
+		pdbs[i] = m.pdb
+	}
+	st := podState{pod: p, matching: matching, verdict: PodVerdict{
+		Namespace: p.Namespace, Name: p.Name, UID: p.UID, Owners: hops,
+		EvictableNow: evictableNow(p, pdbs),
+	}}
+	for _, m := range pdbs {
+		st.verdict.PDBs = append(st.verdict.PDBs, Ref{Namespace: m.Namespace, Name: m.Name, UID: m.UID})
+	}
+	subj := podSubject(p)
+	var fs []Finding
+	add := func(f Finding) {
+		fs = append(fs, f)
+		st.verdict.Reasons = append(st.verdict.Reasons, f.Code)
+	}
+
+	// Pods a drain does not evict.
+	ctrl := controllerOf(p.OwnerReferences)
+	switch {
+	case p.Annotations[corev1.MirrorPodAnnotationKey] != "":
+		add(a.finding(MirrorPod, subj, map[string]string{"annotation": corev1.MirrorPodAnnotationKey}, "pod %s is a static pod's mirror and is not evicted", p.Name))
+	case ctrl != nil && ctrl.Kind == "DaemonSet":
+		add(a.finding(DaemonSetPod, subj, map[string]string{"daemonSet": ctrl.Name}, "pod %s belongs to DaemonSet %s and is not evicted", p.Name, ctrl.Name))
+	case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+		add(a.finding(TerminalPod, subj, map[string]string{"phase": string(p.Status.Phase)}, "pod %s has finished (%s)", p.Name, p.Status.Phase))
+	case p.DeletionTimestamp != nil:
+		add(a.finding(TerminatingPod, subj, map[string]string{"deletionTimestamp": p.DeletionTimestamp.UTC().Format(time.RFC3339)}, "pod %s is already being deleted", p.Name))
+	}
+	if len(fs) > 0 {
+		st.skipped = true
+		// A skipped pod's owner chain still matters when it is broken.
+		for _, f := range a.ownerFindings(p, subj, hops) {
+			add(f)
+		}
+		return st, fs
+	}
+
+	for _, f := range a.doNotEvict(p, subj) {
+		add(f)
+	}
+	if ctrl == nil {
+		add(a.finding(UnmanagedPod, subj, nil, "pod %s has no controller: evicting it deletes it for good", p.Name))
+	}
+	for _, f := range a.ownerFindings(p, subj, hops) {
+		add(f)
+	}
+	if top != nil && top.scalable && allVerified(hops) {
+		topName := top.kind + " " + top.meta.Name
+		ev := map[string]string{"owner": topName, "replicas": itoa(top.replicas), "readyReplicas": itoa(top.readyReplicas)}
+		switch {
+		case top.replicas == 1:
+			add(a.finding(SingleReplica, subj, ev, "pod %s is the only replica of %s: evicting it is an outage until the replacement is Ready", p.Name, topName))
+		case readyHere[top] > 0 && a.x.readyByTop[top.meta.UID] <= readyHere[top] && int(top.readyReplicas) <= readyHere[top]:
+			ev["readyOnNode"] = strconv.Itoa(readyHere[top])
+			add(a.finding(AllReplicasOnNode, subj, ev, "every Ready replica of %s (%d) is on this node: draining it is an outage", topName, readyHere[top]))
+		}
+	}
+	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && time.Duration(*g)*time.Second > a.maxGrace {
+		add(a.finding(LongGrace, subj, map[string]string{"terminationGracePeriodSeconds": strconv.FormatInt(*g, 10), "threshold": a.maxGrace.String()},
+			"pod %s may take up to %s to terminate", p.Name, time.Duration(*g)*time.Second))
+	}
+	if p.Namespace == "kube-system" && len(matching) == 0 {
+		add(a.finding(KubeSystemNoPDB, subj, nil, "kube-system pod %s has no PodDisruptionBudget", p.Name))
+	}
+	if len(matching) > 1 {
+		names := make([]string, len(pdbs))
+		for i, m := range pdbs {
+			names[i] = m.Name
+		}
+		slices.Sort(names)
+		add(a.finding(PDBOverlap, subj, map[string]string{"pdbs": strings.Join(names, ",")},
+			"pod %s is selected by %d PodDisruptionBudgets (%s): the Eviction API refuses it with 500", p.Name, len(names), strings.Join(names, ", ")))
+	}
+	if pr := st.verdict.EvictableNow; !podReady(p) && len(matching) == 1 && !pr.Allowed && pr.Outcome == OutcomeBudgetExhausted {
+		pdb := pdbs[0]
+		policy := "IfHealthyBudget (default)"
+		if pdb.Spec.UnhealthyPodEvictionPolicy != nil {
+			policy = string(*pdb.Spec.UnhealthyPodEvictionPolicy)
+		}
+		add(a.finding(UnhealthyBlocks, subj, map[string]string{"pdb": pdb.Name, "unhealthyPodEvictionPolicy": policy,
+			"currentHealthy": itoa(pdb.Status.CurrentHealthy), "desiredHealthy": itoa(pdb.Status.DesiredHealthy)},
+			"pod %s is not Ready and PDB %s refuses its eviction under %s; AlwaysAllow would let it go", p.Name, pdb.Name, policy))
+	}
+	for _, f := range a.storage(p, subj) {
+		add(f)
+	}
+	return st, fs
+}
+
+func allVerified(hops []OwnerHop) bool {
+	for _, h := range hops {
+		if !h.Verified {
+			return false
+		}
+	}
+	return len(hops) > 0
+}
+
+func (a *analyzer) ownerFindings(p *corev1.Pod, subj Subject, hops []OwnerHop) []Finding {
+	var fs []Finding
+	for _, h := range hops {
+		ev := map[string]string{"ownerKind": h.Kind, "ownerName": h.Name, "ownerUID": string(h.UID)}
+		switch h.Problem {
+		case "missing":
+			fs = append(fs, a.finding(OwnerMissing, subj, ev, "pod %s: owner %s %s (uid %s) is not in the snapshot", p.Name, h.Kind, h.Name, h.UID))
+		case "uid-mismatch":
+			fs = append(fs, a.finding(OwnerImpostor, subj, ev, "pod %s: %s %s exists with another uid than the owner reference's %s", p.Name, h.Kind, h.Name, h.UID))
+		case "unknown-kind":
+			fs = append(fs, a.finding(OwnerUnverifiable, subj, ev, "pod %s: owner %s %s is a kind the snapshot does not hold", p.Name, h.Kind, h.Name))
+		}
+	}
+	return fs
+}
+
+func (a *analyzer) doNotEvict(p *corev1.Pod, subj Subject) []Finding {
+	var fs []Finding
+	if v, ok := p.Annotations[SafeToEvictAnnotation]; ok && v == "false" {
+		fs = append(fs, a.finding(DoNotEvict, subj, map[string]string{"annotation": SafeToEvictAnnotation, "value": v},
+			"pod %s is annotated %s=false", p.Name, SafeToEvictAnnotation))
+	}
+	v, ok := p.Annotations[DoNotDisruptAnnotation]
+	if !ok {
+		return fs
+	}
+	ev := map[string]string{"annotation": DoNotDisruptAnnotation, "value": v}
+	switch d, err := time.ParseDuration(v); {
+	case v == "true":
+		fs = append(fs, a.finding(DoNotEvict, subj, ev, "pod %s is annotated %s=true", p.Name, DoNotDisruptAnnotation))
+	case err == nil:
+		if p.Status.StartTime == nil {
+			fs = append(fs, a.finding(DoNotEvict, subj, ev, "pod %s is annotated %s=%s and has not started", p.Name, DoNotDisruptAnnotation, v))
+			break
+		}
+		until := p.Status.StartTime.Add(d)
+		if a.now.Before(until) {
+			ev["until"] = until.UTC().Format(time.RFC3339)
+			fs = append(fs, a.finding(DoNotEvict, subj, ev, "pod %s is annotated %s=%s: not to be disrupted until %s", p.Name, DoNotDisruptAnnotation, v, ev["until"]))
+		}
+	case v != "false":
+		fs = append(fs, a.finding(DoNotEvict, subj, ev, "pod %s is annotated %s=%q, which is neither a boolean nor a duration: treated as true", p.Name, DoNotDisruptAnnotation, v))
+	}
+	return fs
+}
+
+func (a *analyzer) storage(p *corev1.Pod, subj Subject) []Finding {
+	var fs []Finding
+	for _, v := range p.Spec.Volumes {
+		ev := map[string]string{"volume": v.Name}
+		switch {
+		case v.EmptyDir != nil:
+			if v.EmptyDir.Medium == corev1.StorageMediumMemory {
+				ev["medium"] = "Memory"
+				fs = append(fs, a.finding(EmptyDirDataLoss, subj, ev, "pod %s: emptyDir volume %s is tmpfs (medium Memory); its data is lost with the pod", p.Name, v.Name))
+			} else {
+				fs = append(fs, a.finding(EmptyDirDataLoss, subj, ev, "pod %s: emptyDir volume %s is deleted with the pod", p.Name, v.Name))
+			}
+		case v.Ephemeral != nil:
+			ev["type"] = "ephemeral"
+			fs = append(fs, a.finding(EmptyDirDataLoss, subj, ev, "pod %s: generic ephemeral volume %s is deleted with the pod", p.Name, v.Name))
+		case v.HostPath != nil:
+			ev["path"] = v.HostPath.Path
+			fs = append(fs, a.finding(HostPath, subj, ev, "pod %s: hostPath volume %s (%s) stays on this node", p.Name, v.Name, v.HostPath.Path))
+		case v.PersistentVolumeClaim != nil:
+			fs = append(fs, a.claim(p, subj, v.Name, v.PersistentVolumeClaim.ClaimName)...)
+		}
+	}
+	return fs
+}
+
+func (a *analyzer) claim(p *corev1.Pod, subj Subject, volume, claim string) []Finding {
+	ev := map[string]string{"volume": volume, "claim": claim}
+	pvc := a.x.pvcs[objKey{"PersistentVolumeClaim", p.Namespace, claim}]
+	if pvc == nil {
+		return []Finding{a.finding(PVCMissing, subj, ev, "pod %s mounts PersistentVolumeClaim %s, which is not in the snapshot", p.Name, claim)}
+	}
+	modes := pvc.Spec.AccessModes
+	pv := a.x.pvs[pvc.Spec.VolumeName]
+	if pv != nil {
+		ev["persistentVolume"] = pv.Name
+		modes = pv.Spec.AccessModes
+		if why := pinned(pv, a.x.nodes[p.Spec.NodeName]); why != "" {
+			ev["pinnedBy"] = why
+			return []Finding{a.finding(LocalPVPinned, subj, ev, "pod %s: volume %s (PersistentVolume %s) is pinned to node %s by %s: the pod cannot run elsewhere", p.Name, volume, pv.Name, p.Spec.NodeName, why)}
+		}
+	}
+	for _, m := range modes {
+		if m == corev1.ReadWriteOnce || m == corev1.ReadWriteOncePod {
+			ev["accessMode"] = string(m)
+			return []Finding{a.finding(RWOReattach, subj, ev, "pod %s: volume %s (claim %s) is %s: it must detach here and attach where the pod goes", p.Name, volume, claim, m)}
+		}
+	}
+	return nil
+}
+
+// pinned says why pv can only be used on node n ("" when it is not): a local
+// or hostPath volume, or required node affinity that only n satisfies by
+// its name or hostname label.
+func pinned(pv *corev1.PersistentVolume, n *corev1.Node) string {
+	switch {
+	case pv.Spec.Local != nil:
+		return "spec.local"
+	case pv.Spec.HostPath != nil:
+		return "spec.hostPath"
+	}
+	if n == nil || pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return ""
+	}
+	terms := pv.Spec.NodeAffinity.Required.NodeSelectorTerms
+	if len(terms) == 0 {
+		return ""
+	}
+	hostname := n.Labels[corev1.LabelHostname]
+	for _, t := range terms {
+		if !termPins(t, n.Name, hostname) {
+			return ""
+		}
+	}
+	return "spec.nodeAffinity"
+}
+
+// termPins: the term requires the node's name or hostname to be one of a set
+// that holds only this node.
+func termPins(t corev1.NodeSelectorTerm, nodeName, hostname string) bool {
+	only := func(values []string, want string) bool {
+		return want != "" && len(values) == 1 && values[0] == want
+	}
+	for _, r := range t.MatchExpressions {
+		if r.Key == corev1.LabelHostname && r.Operator == corev1.NodeSelectorOpIn && only(r.Values, hostname) {
+			return true
+		}
+	}
+	for _, r := range t.MatchFields {
+		if r.Key == "metadata.name" && r.Operator == corev1.NodeSelectorOpIn && only(r.Values, nodeName) {
+			return true
+		}
+	}
+	return false
+}
+
+// budget is the arithmetic and the findings of one PDB covering onNode pods
+// of the node, usingBudget of which draw on its budget.
+func (a *analyzer) budget(info *pdbInfo, onNode, usingBudget int) (PDBBudget, []Finding) {
+	pdb := info.pdb
+	st := pdb.Status
+	b := PDBBudget{
+		Namespace: pdb.Namespace, Name: pdb.Name, UID: pdb.UID,
+		DisruptionsAllowed: st.DisruptionsAllowed, CurrentHealthy: st.CurrentHealthy,
+		DesiredHealthy: st.DesiredHealthy, ExpectedPods: st.ExpectedPods,
+		PodsOnNode: onNode, PodsUsingBudget: usingBudget,
+	}
+	switch {
+	case usingBudget == 0:
+		b.RoundsNeeded = new(int)
+	case st.DisruptionsAllowed > 0:
+		r := (usingBudget + int(st.DisruptionsAllowed) - 1) / int(st.DisruptionsAllowed)
+		b.RoundsNeeded = &r
+	}
+	subj := pdbSubject(pdb)
+	ev := func(kv ...string) map[string]string {
+		m := map[string]string{
+			"disruptionsAllowed": itoa(st.DisruptionsAllowed), "currentHealthy": itoa(st.CurrentHealthy),
+			"desiredHealthy": itoa(st.DesiredHealthy), "expectedPods": itoa(st.ExpectedPods),
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	var fs []Finding
+	zero := zeroSpec(pdb)
+	if zero != "" {
+		fs = append(fs, a.finding(PDBZeroSpec, subj, ev("spec", zero), "PDB %s can never allow a disruption (%s)", pdb.Name, zero))
+	}
+	syncFailed := false
+	if c := meta.FindStatusCondition(st.Conditions, policyv1.DisruptionAllowedCondition); c != nil && c.Status == metav1.ConditionFalse && c.Reason == policyv1.SyncFailedReason {
+		syncFailed = true
+		fs = append(fs, a.finding(PDBSyncFailed, subj, ev("condition", c.Message), "PDB %s failed to sync: %s", pdb.Name, c.Message))
+	}
+	if st.DisruptionsAllowed < 0 || len(st.DisruptedPods) > maxDisruptedPods {
+		fs = append(fs, a.finding(PDBForbidden, subj, ev("disruptedPods", strconv.Itoa(len(st.DisruptedPods))),
+			"PDB %s status makes the Eviction API answer 403 (disruptionsAllowed %d, %d disruptedPods)", pdb.Name, st.DisruptionsAllowed, len(st.DisruptedPods)))
+	}
+	if pdb.Status.ObservedGeneration < pdb.Generation {
+		fs = append(fs, a.finding(PDBStale, subj, ev("generation", strconv.FormatInt(pdb.Generation, 10), "observedGeneration", strconv.FormatInt(st.ObservedGeneration, 10)),
+			"PDB %s has not been processed since its last change (generation %d, observed %d): evictions get 429", pdb.Name, pdb.Generation, st.ObservedGeneration))
+	}
+	if st.DisruptionsAllowed == 0 && usingBudget > 0 && zero == "" && !syncFailed {
+		fs = append(fs, a.finding(PDBExhausted, subj, ev("podsOnNode", strconv.Itoa(onNode)),
+			"PDB %s allows no disruption now (needs %d healthy pods, has %d)", pdb.Name, st.DesiredHealthy, st.CurrentHealthy))
+	}
+	switch {
+	case st.ExpectedPods > 0 && onNode >= int(st.ExpectedPods):
+		fs = append(fs, a.finding(PDBInsufficientForNode, subj, ev("podsOnNode", strconv.Itoa(onNode), "podsUsingBudget", strconv.Itoa(usingBudget)),
+			"all %d pods of PDB %s are on this node", onNode, pdb.Name))
+	case st.DisruptionsAllowed > 0 && usingBudget > int(st.DisruptionsAllowed):
+		fs = append(fs, a.finding(PDBInsufficientForNode, subj, ev("podsOnNode", strconv.Itoa(onNode), "podsUsingBudget", strconv.Itoa(usingBudget), "roundsNeeded", strconv.Itoa(*b.RoundsNeeded)),
+			"PDB %s allows %d disruption(s) but %d of its pods are on this node: the drain needs %d rounds", pdb.Name, st.DisruptionsAllowed, usingBudget, *b.RoundsNeeded))
+	}
+	return b, fs
+}
+
+// zeroSpec says why pdb's spec can never allow a disruption ("" when it can).
+func zeroSpec(pdb *policyv1.PodDisruptionBudget) string {
+	expected := int(pdb.Status.ExpectedPods)
+	if mu := pdb.Spec.MaxUnavailable; mu != nil {
+		if (mu.Type == intstr.Int && mu.IntVal <= 0) || (mu.Type == intstr.String && strings.TrimSpace(mu.StrVal) == "0%") {
+			return "maxUnavailable " + mu.String()
+		}
+		return ""
+	}
+	ma := pdb.Spec.MinAvailable
+	if ma == nil {
+		return ""
+	}
+	if ma.Type == intstr.String && ma.StrVal == "100%" {
+		return "minAvailable 100%"
+	}
+	if expected == 0 {
+		return ""
+	}
+	if need, err := intstr.GetScaledValueFromIntOrPercent(ma, expected, true); err == nil && need >= expected {
+		return fmt.Sprintf("minAvailable %s >= %d expected pods", ma.String(), expected)
+	}
+	return ""
+}
+
+// uselessPDB reports a PDB of a drained namespace that protects nothing.
+func (a *analyzer) uselessPDB(info *pdbInfo) []Finding {
+	pdb := info.pdb
+	subj := pdbSubject(pdb)
+	switch {
+	case info.selErr != nil:
+		return []Finding{a.finding(PDBBadSelector, subj, map[string]string{"error": info.selErr.Error()},
+			"PDB %s has an invalid selector, so the Eviction API ignores it: %v", pdb.Name, info.selErr)}
+	case pdb.Spec.Selector == nil:
+		return []Finding{a.finding(PDBSelectsNothing, subj, map[string]string{"selector": "null"}, "PDB %s has no selector and matches no pod", pdb.Name)}
+	case !a.x.selectsAny(info):
+		sel := info.sel.String()
+		if sel == "" {
+			sel = "{}"
+		}
+		return []Finding{a.finding(PDBSelectsNothing, subj, map[string]string{"selector": sel}, "PDB %s selects no pod (selector %s)", pdb.Name, sel)}
+	}
+	return nil
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

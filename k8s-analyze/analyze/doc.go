@@ -1,0 +1,8 @@
+// Package analyze grades the drain risk of nodes from a Snapshot, offline.
+//
+// It is pure: a Snapshot and a time in, a Report out. It never contacts a
+// cluster (a test fails if it imports client-go's transport). Every finding
+// has a stable code whose severity and fix hint the code owns (Checks,
+// CHECKS.md); a node's risk is its worst finding's severity. Per pod it
+// predicts the exact answer of the Eviction API (EvictableNow).
+package analyze

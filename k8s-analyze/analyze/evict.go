@@ -1,0 +1,171 @@
+package analyze
+
+import (
+	"fmt"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Prediction is the answer the Eviction API would give to
+// POST pods/{name}/eviction for the pod right now.
+type Prediction struct {
+	// Allowed is true when the pod would be deleted.
+	Allowed bool `json:"allowed"`
+	// Outcome uses the k8s-evict classification: accepted, pdb-stale,
+	// budget-exhausted, pdb-overlap or forbidden.
+	Outcome string `json:"outcome"`
+	// HTTPStatus is the status code of the answer.
+	HTTPStatus int `json:"httpStatus"`
+	// Rule is the step of the API's decision that settled the answer.
+	Rule string `json:"rule"`
+	// PDB names the budget that decided, when one did.
+	PDB string `json:"pdb,omitempty"`
+	// UsesBudget is true when the eviction would decrement the PDB.
+	UsesBudget bool `json:"usesBudget,omitempty"`
+	// Message is the API's message (for a 429, the cause's message).
+	Message string `json:"message,omitempty"`
+}
+
+// Outcomes of a prediction (reference/eviction-api.md, "Classification").
+const (
+	OutcomeAccepted        = "accepted"
+	OutcomePDBStale        = "pdb-stale"
+	OutcomeBudgetExhausted = "budget-exhausted"
+	OutcomePDBOverlap      = "pdb-overlap"
+	OutcomeForbidden       = "forbidden"
+)
+
+// Rules: which step of the Eviction API's decision settled a prediction.
+const (
+	RuleTerminal             = "pod-terminal"
+	RulePending              = "pod-pending"
+	RuleTerminating          = "pod-terminating"
+	RuleMultiplePDBs         = "multiple-pdbs"
+	RuleNoPDB                = "no-pdb"
+	RuleUnhealthyAlwaysAllow = "unhealthy-always-allow"
+	RuleUnhealthyBudget      = "unhealthy-if-healthy-budget"
+	RulePDBStale             = "pdb-stale"
+	RuleNegativeBudget       = "negative-budget"
+	RuleDisruptedPodsFull    = "disrupted-pods-too-many"
+	RuleBudgetExhausted      = "budget-exhausted"
+	RuleBudgetAvailable      = "budget-available"
+)
+
+// maxDisruptedPods is the apiserver's MaxDisruptedPodSize.
+const maxDisruptedPods = 2000
+
+// MultiplePDBsMessage is the Eviction API's message for a pod that more than
+// one PDB selects.
+const MultiplePDBsMessage = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+
+// EvictableNow predicts the Eviction API's answer for pod, given pdbs, the
+// PodDisruptionBudgets of the pod's namespace (others are ignored), following
+// the apiserver's decision order (reference/eviction-api.md).
+func EvictableNow(pod *corev1.Pod, pdbs []*policyv1.PodDisruptionBudget) Prediction {
+	return evictableNow(pod, MatchingPDBs(pod, pdbs))
+}
+
+// MatchingPDBs are the pdbs whose selector matches pod the way the Eviction
+// API matches them: same namespace; a nil or unparseable selector matches
+// nothing; an empty selector matches every pod of the namespace.
+func MatchingPDBs(pod *corev1.Pod, pdbs []*policyv1.PodDisruptionBudget) []*policyv1.PodDisruptionBudget {
+	var out []*policyv1.PodDisruptionBudget
+	for _, pdb := range pdbs {
+		if pdb.Namespace != pod.Namespace {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		out = append(out, pdb)
+	}
+	return out
+}
+
+// evictableNow is EvictableNow once the matching PDBs are known.
+func evictableNow(pod *corev1.Pod, matching []*policyv1.PodDisruptionBudget) Prediction {
+	accepted := func(rule string) Prediction {
+		return Prediction{Allowed: true, Outcome: OutcomeAccepted, HTTPStatus: http.StatusCreated, Rule: rule}
+	}
+	// Step 3: terminal, Pending and terminating pods bypass the PDBs.
+	switch {
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		return accepted(RuleTerminal)
+	case pod.Status.Phase == corev1.PodPending:
+		return accepted(RulePending)
+	case pod.DeletionTimestamp != nil:
+		return accepted(RuleTerminating)
+	}
+	// Step 5: more than one PDB, before any arithmetic.
+	if len(matching) > 1 {
+		return Prediction{Outcome: OutcomePDBOverlap, HTTPStatus: http.StatusInternalServerError, Rule: RuleMultiplePDBs, Message: MultiplePDBsMessage}
+	}
+	// Step 6: no PDB.
+	if len(matching) == 0 {
+		return accepted(RuleNoPDB)
+	}
+	pdb := matching[0]
+	// Step 7: a pod that is not Ready may go without using the budget.
+	if !podReady(pod) {
+		if pdb.Spec.UnhealthyPodEvictionPolicy != nil && *pdb.Spec.UnhealthyPodEvictionPolicy == policyv1.AlwaysAllow {
+			p := accepted(RuleUnhealthyAlwaysAllow)
+			p.PDB = pdb.Name
+			return p
+		}
+		if pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy && pdb.Status.DesiredHealthy > 0 {
+			p := accepted(RuleUnhealthyBudget)
+			p.PDB = pdb.Name
+			return p
+		}
+	}
+	// Step 8: the budget.
+	switch {
+	case pdb.Status.ObservedGeneration < pdb.Generation:
+		return Prediction{Outcome: OutcomePDBStale, HTTPStatus: http.StatusTooManyRequests, Rule: RulePDBStale, PDB: pdb.Name,
+			Message: fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name)}
+	case pdb.Status.DisruptionsAllowed < 0:
+		return Prediction{Outcome: OutcomeForbidden, HTTPStatus: http.StatusForbidden, Rule: RuleNegativeBudget, PDB: pdb.Name,
+			Message: fmt.Sprintf("The disruption budget %s does not allow evicting pods currently: pdb disruptions allowed is negative", pdb.Name)}
+	case len(pdb.Status.DisruptedPods) > maxDisruptedPods:
+		return Prediction{Outcome: OutcomeForbidden, HTTPStatus: http.StatusForbidden, Rule: RuleDisruptedPodsFull, PDB: pdb.Name,
+			Message: fmt.Sprintf("The disruption budget %s does not allow evicting pods currently: too many pending evictions not confirmed by PDB controller", pdb.Name)}
+	case pdb.Status.DisruptionsAllowed == 0:
+		return Prediction{Outcome: OutcomeBudgetExhausted, HTTPStatus: http.StatusTooManyRequests, Rule: RuleBudgetExhausted, PDB: pdb.Name,
+			Message: exhaustedMessage(pdb)}
+	}
+	p := accepted(RuleBudgetAvailable)
+	p.PDB, p.UsesBudget = pdb.Name, true
+	return p
+}
+
+// exhaustedMessage is the cause message of the apiserver's 429 for a budget
+// that allows no disruption.
+func exhaustedMessage(pdb *policyv1.PodDisruptionBudget) string {
+	c := meta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition)
+	failed := c != nil && c.Status == metav1.ConditionFalse && c.Message != ""
+	switch {
+	case failed && c.Reason == policyv1.SyncFailedReason:
+		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently because it failed sync: %s", pdb.Name, c.Message)
+	case pdb.Status.CurrentHealthy <= pdb.Status.DesiredHealthy:
+		return fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy)
+	case failed:
+		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently (%s): %s", pdb.Name, c.Reason, c.Message)
+	}
+	return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently", pdb.Name)
+}
+
+// podReady is the apiserver's IsPodReady: a Ready condition with status True.
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

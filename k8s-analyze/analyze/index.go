@@ -1,0 +1,319 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+)
+
+// index holds the snapshot's objects keyed the ways the checks look them up,
+// built once so that no check rescans all pods or PDBs.
+type index struct {
+	nodes      map[string]*corev1.Node
+	podsByNode map[string][]*corev1.Pod
+	podsByNS   map[string][]*corev1.Pod
+	pdbsByNS   map[string][]*pdbInfo
+	owners     map[objKey]*owner
+	pvcs       map[objKey]*corev1.PersistentVolumeClaim
+	pvs        map[string]*corev1.PersistentVolume
+	// readyByTop counts Ready, running pods per top controller UID, over
+	// every node.
+	readyByTop map[types.UID]int
+}
+
+type objKey struct{ kind, namespace, name string }
+
+// owner is a controller object a pod's owner chain can go through.
+type owner struct {
+	kind string
+	meta *metav1.ObjectMeta
+	// scalable owners have replicas and readyReplicas.
+	scalable      bool
+	replicas      int32
+	readyReplicas int32
+}
+
+// pdbInfo is a PDB with its selector parsed once.
+type pdbInfo struct {
+	pdb    *policyv1.PodDisruptionBudget
+	sel    labels.Selector // nil when the selector is nil or invalid: matches nothing
+	selErr error
+}
+
+func (p *pdbInfo) matches(pod *corev1.Pod) bool {
+	return p.sel != nil && p.sel.Matches(labels.Set(pod.Labels))
+}
+
+// ownerGroup is the API group of a controller kind the snapshot holds.
+func ownerGroup(kind string) (group string, known bool) {
+	switch kind {
+	case "ReplicaSet", "Deployment", "StatefulSet", "DaemonSet":
+		return "apps", true
+	case "Job", "CronJob":
+		return "batch", true
+	case "Node":
+		return "", true
+	}
+	return "", false
+}
+
+// validate checks what the analysis relies on: every object has a UID, no
+// UID appears twice, no name appears twice within a kind and namespace, and
+// every pod's node is in the snapshot (for a whole-cluster snapshot) or every
+// scoped node is (for a node-scoped one).
+func validate(s *snapshot.Snapshot) error {
+	uids := make(map[types.UID]string, len(s.Pods)+len(s.Nodes))
+	names := make(map[objKey]string, len(s.Pods)+len(s.Nodes))
+	check := func(list, kind string, i int, m *metav1.ObjectMeta) error {
+		where := fmt.Sprintf("%s[%d] %s", list, i, name(m.Namespace, m.Name))
+		if m.Name == "" {
+			return fmt.Errorf("%s[%d]: metadata.name is missing", list, i)
+		}
+		if m.UID == "" {
+			return fmt.Errorf("%s: metadata.uid is missing", where)
+		}
+		if prev, dup := uids[m.UID]; dup {
+			return fmt.Errorf("duplicate uid %q: %s and %s", m.UID, prev, where)
+		}
+		uids[m.UID] = where
+		k := objKey{kind, m.Namespace, m.Name}
+		if prev, dup := names[k]; dup {
+			return fmt.Errorf("duplicate %s %s: %s and %s", kind, name(m.Namespace, m.Name), prev, where)
+		}
+		names[k] = where
+		return nil
+	}
+	var err error
+	each := func(list, kind string, n int, meta func(int) *metav1.ObjectMeta) {
+		for i := 0; i < n && err == nil; i++ {
+			err = check(list, kind, i, meta(i))
+		}
+	}
+	each("nodes", "Node", len(s.Nodes), func(i int) *metav1.ObjectMeta { return &s.Nodes[i].ObjectMeta })
+	each("pods", "Pod", len(s.Pods), func(i int) *metav1.ObjectMeta { return &s.Pods[i].ObjectMeta })
+	each("replicaSets", "ReplicaSet", len(s.ReplicaSets), func(i int) *metav1.ObjectMeta { return &s.ReplicaSets[i].ObjectMeta })
+	each("deployments", "Deployment", len(s.Deployments), func(i int) *metav1.ObjectMeta { return &s.Deployments[i].ObjectMeta })
+	each("statefulSets", "StatefulSet", len(s.StatefulSets), func(i int) *metav1.ObjectMeta { return &s.StatefulSets[i].ObjectMeta })
+	each("daemonSets", "DaemonSet", len(s.DaemonSets), func(i int) *metav1.ObjectMeta { return &s.DaemonSets[i].ObjectMeta })
+	each("jobs", "Job", len(s.Jobs), func(i int) *metav1.ObjectMeta { return &s.Jobs[i].ObjectMeta })
+	each("cronJobs", "CronJob", len(s.CronJobs), func(i int) *metav1.ObjectMeta { return &s.CronJobs[i].ObjectMeta })
+	each("podDisruptionBudgets", "PodDisruptionBudget", len(s.PodDisruptionBudgets), func(i int) *metav1.ObjectMeta { return &s.PodDisruptionBudgets[i].ObjectMeta })
+	each("persistentVolumeClaims", "PersistentVolumeClaim", len(s.PersistentVolumeClaims), func(i int) *metav1.ObjectMeta { return &s.PersistentVolumeClaims[i].ObjectMeta })
+	each("persistentVolumes", "PersistentVolume", len(s.PersistentVolumes), func(i int) *metav1.ObjectMeta { return &s.PersistentVolumes[i].ObjectMeta })
+	each("storageClasses", "StorageClass", len(s.StorageClasses), func(i int) *metav1.ObjectMeta { return &s.StorageClasses[i].ObjectMeta })
+	each("horizontalPodAutoscalers", "HorizontalPodAutoscaler", len(s.HorizontalPodAutoscalers), func(i int) *metav1.ObjectMeta { return &s.HorizontalPodAutoscalers[i].ObjectMeta })
+	if err != nil {
+		return err
+	}
+	nodes := make(map[string]bool, len(s.Nodes))
+	for i := range s.Nodes {
+		nodes[s.Nodes[i].Name] = true
+	}
+	if scope := s.Metadata.Scope.Nodes; len(scope) > 0 {
+		for _, n := range scope {
+			if !nodes[n] {
+				return fmt.Errorf("metadata.scope.nodes names node %q, which the snapshot does not hold", n)
+			}
+		}
+		return nil
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if p.Spec.NodeName != "" && !nodes[p.Spec.NodeName] {
+			return fmt.Errorf("pods[%d] %s is on node %q, which the snapshot does not hold", i, name(p.Namespace, p.Name), p.Spec.NodeName)
+		}
+	}
+	return nil
+}
+
+func name(namespace, n string) string {
+	if namespace == "" {
+		return n
+	}
+	return namespace + "/" + n
+}
+
+func newIndex(s *snapshot.Snapshot) *index {
+	x := &index{
+		nodes:      make(map[string]*corev1.Node, len(s.Nodes)),
+		podsByNode: make(map[string][]*corev1.Pod, len(s.Nodes)),
+		podsByNS:   make(map[string][]*corev1.Pod),
+		pdbsByNS:   make(map[string][]*pdbInfo),
+		owners:     make(map[objKey]*owner, len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.DaemonSets)+len(s.Jobs)+len(s.CronJobs)+len(s.Nodes)),
+		pvcs:       make(map[objKey]*corev1.PersistentVolumeClaim, len(s.PersistentVolumeClaims)),
+		pvs:        make(map[string]*corev1.PersistentVolume, len(s.PersistentVolumes)),
+		readyByTop: make(map[types.UID]int),
+	}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		x.nodes[n.Name] = n
+		x.owners[objKey{"Node", "", n.Name}] = &owner{kind: "Node", meta: &n.ObjectMeta}
+	}
+	add := func(kind string, m *metav1.ObjectMeta, replicas *int32, ready int32, scalable bool) {
+		o := &owner{kind: kind, meta: m, scalable: scalable, readyReplicas: ready, replicas: 1}
+		if replicas != nil {
+			o.replicas = *replicas
+		}
+		x.owners[objKey{kind, m.Namespace, m.Name}] = o
+	}
+	for i := range s.ReplicaSets {
+		r := &s.ReplicaSets[i]
+		add("ReplicaSet", &r.ObjectMeta, r.Spec.Replicas, r.Status.ReadyReplicas, true)
+	}
+	for i := range s.Deployments {
+		d := &s.Deployments[i]
+		add("Deployment", &d.ObjectMeta, d.Spec.Replicas, d.Status.ReadyReplicas, true)
+	}
+	for i := range s.StatefulSets {
+		d := &s.StatefulSets[i]
+		add("StatefulSet", &d.ObjectMeta, d.Spec.Replicas, d.Status.ReadyReplicas, true)
+	}
+	for i := range s.DaemonSets {
+		add("DaemonSet", &s.DaemonSets[i].ObjectMeta, nil, 0, false)
+	}
+	for i := range s.Jobs {
+		add("Job", &s.Jobs[i].ObjectMeta, nil, 0, false)
+	}
+	for i := range s.CronJobs {
+		add("CronJob", &s.CronJobs[i].ObjectMeta, nil, 0, false)
+	}
+	for i := range s.PodDisruptionBudgets {
+		p := &s.PodDisruptionBudgets[i]
+		info := &pdbInfo{pdb: p}
+		if p.Spec.Selector != nil {
+			info.sel, info.selErr = metav1.LabelSelectorAsSelector(p.Spec.Selector)
+			if info.selErr != nil {
+				info.sel = nil
+			}
+		}
+		x.pdbsByNS[p.Namespace] = append(x.pdbsByNS[p.Namespace], info)
+	}
+	for i := range s.PersistentVolumeClaims {
+		c := &s.PersistentVolumeClaims[i]
+		x.pvcs[objKey{"PersistentVolumeClaim", c.Namespace, c.Name}] = c
+	}
+	for i := range s.PersistentVolumes {
+		x.pvs[s.PersistentVolumes[i].Name] = &s.PersistentVolumes[i]
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if p.Spec.NodeName != "" {
+			x.podsByNode[p.Spec.NodeName] = append(x.podsByNode[p.Spec.NodeName], p)
+		}
+		x.podsByNS[p.Namespace] = append(x.podsByNS[p.Namespace], p)
+		if servingReady(p) {
+			if top := x.top(p); top != nil {
+				x.readyByTop[top.meta.UID]++
+			}
+		}
+	}
+	for _, pods := range x.podsByNode {
+		slices.SortFunc(pods, func(a, b *corev1.Pod) int {
+			return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+		})
+	}
+	return x
+}
+
+// servingReady: running, Ready and not being deleted.
+func servingReady(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil && podReady(p)
+}
+
+// controllerOf is the owner reference with controller: true, if any.
+func controllerOf(refs []metav1.OwnerReference) *metav1.OwnerReference {
+	for i := range refs {
+		if refs[i].Controller != nil && *refs[i].Controller {
+			return &refs[i]
+		}
+	}
+	return nil
+}
+
+// maxHops bounds owner chains (Pod -> ReplicaSet -> Deployment is 2).
+const maxHops = 8
+
+// chain follows the controller references from a pod upwards, verifying the
+// UID at every hop. top is the last verified owner.
+func (x *index) chain(p *corev1.Pod, hops bool) (out []OwnerHop, top *owner) {
+	ref := controllerOf(p.OwnerReferences)
+	for n := 0; ref != nil && n < maxHops; n++ {
+		hop := OwnerHop{Kind: ref.Kind, Name: ref.Name, UID: ref.UID}
+		group, _, versioned := strings.Cut(ref.APIVersion, "/")
+		if !versioned {
+			group = ""
+		}
+		want, known := ownerGroup(ref.Kind)
+		var o *owner
+		switch {
+		case !known || want != group:
+			hop.Problem = "unknown-kind"
+		default:
+			ns := p.Namespace
+			if ref.Kind == "Node" {
+				ns = ""
+			}
+			o = x.owners[objKey{ref.Kind, ns, ref.Name}]
+			switch {
+			case o == nil:
+				hop.Problem = "missing"
+			case o.meta.UID != ref.UID:
+				hop.Problem = "uid-mismatch"
+				o = nil
+			default:
+				hop.Verified = true
+			}
+		}
+		if hops {
+			out = append(out, hop)
+		}
+		if o == nil {
+			break
+		}
+		top = o
+		ref = controllerOf(o.meta.OwnerReferences)
+	}
+	return out, top
+}
+
+// top is the last verified owner of p, if any.
+func (x *index) top(p *corev1.Pod) *owner {
+	_, top := x.chain(p, false)
+	return top
+}
+
+// matching are the PDBs of p's namespace that select it.
+func (x *index) matching(p *corev1.Pod) []*pdbInfo {
+	var out []*pdbInfo
+	for _, info := range x.pdbsByNS[p.Namespace] {
+		if info.matches(p) {
+			out = append(out, info)
+		}
+	}
+	return out
+}
+
+// selectsAny reports whether info selects a pod of the snapshot.
+func (x *index) selectsAny(info *pdbInfo) bool {
+	if info.sel == nil {
+		return false
+	}
+	if info.pdb.Status.ExpectedPods > 0 {
+		return true
+	}
+	for _, p := range x.podsByNS[info.pdb.Namespace] {
+		if info.matches(p) {
+			return true
+		}
+	}
+	return false
+}

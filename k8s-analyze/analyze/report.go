@@ -1,0 +1,178 @@
+package analyze
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sentinel-go/sentinel/plumbing/document"
+	"github.com/sentinel-go/sentinel/plumbing/exitcode"
+)
+
+// Kind is the document kind of a Report.
+const Kind = "Report"
+
+// Report is the drain-risk grading of one or more nodes.
+type Report struct {
+	document.Header `json:",inline"`
+	Metadata        Metadata `json:"metadata"`
+	// Risk is the worst risk over Nodes.
+	Risk  Severity `json:"risk"`
+	Nodes []Node   `json:"nodes"`
+}
+
+// Metadata says what was analysed and as of when.
+type Metadata struct {
+	// Now is the time the analysis judged at: the snapshot's capturedAt
+	// unless overridden.
+	Now               metav1.Time `json:"now"`
+	CapturedAt        metav1.Time `json:"capturedAt"`
+	Server            string      `json:"server,omitempty"`
+	KubernetesVersion string      `json:"kubernetesVersion,omitempty"`
+}
+
+// Node is the grading of one node's drain.
+type Node struct {
+	Name string    `json:"name"`
+	UID  types.UID `json:"uid"`
+	// Risk is the highest severity among Findings, low when there are none.
+	Risk     Severity     `json:"risk"`
+	Counts   Counts       `json:"counts"`
+	Findings []Finding    `json:"findings"`
+	Pods     []PodVerdict `json:"pods"`
+	PDBs     []PDBBudget  `json:"pdbs"`
+}
+
+// Counts sums up a node's pods and findings.
+type Counts struct {
+	Pods   int `json:"pods"`
+	Evict  int `json:"evict"`
+	Skip   int `json:"skip"`
+	Block  int `json:"block"`
+	High   int `json:"high"`
+	Medium int `json:"medium"`
+	Low    int `json:"low"`
+}
+
+// Subject names the object a finding is about.
+type Subject struct {
+	Kind      string    `json:"kind"`
+	Namespace string    `json:"namespace,omitempty"`
+	Name      string    `json:"name"`
+	UID       types.UID `json:"uid,omitempty"`
+}
+
+// Finding is one detected risk. Its severity and fix belong to its code
+// (see Checks).
+type Finding struct {
+	Code     Code     `json:"code"`
+	Severity Severity `json:"severity"`
+	Subject  Subject  `json:"subject"`
+	Message  string   `json:"message"`
+	// Evidence holds the field values that triggered the finding.
+	Evidence map[string]string `json:"evidence,omitempty"`
+	Fix      string            `json:"fix"`
+}
+
+// Action is what a drain should do with a pod.
+type Action string
+
+const (
+	Evict Action = "evict"
+	Skip  Action = "skip"
+	Block Action = "block"
+)
+
+// PodVerdict is the judgement of one pod on the node.
+type PodVerdict struct {
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	UID       types.UID `json:"uid"`
+	Action    Action    `json:"action"`
+	// Reasons are the codes of the findings about this pod or its PDBs.
+	Reasons []Code `json:"reasons,omitempty"`
+	// Owners is the controller chain from the pod upwards.
+	Owners []OwnerHop `json:"owners,omitempty"`
+	// PDBs are the budgets whose selector matches the pod, as the Eviction
+	// API matches them.
+	PDBs         []Ref      `json:"pdbs,omitempty"`
+	EvictableNow Prediction `json:"evictableNow"`
+}
+
+// OwnerHop is one controller reference in a pod's owner chain.
+type OwnerHop struct {
+	Kind string    `json:"kind"`
+	Name string    `json:"name"`
+	UID  types.UID `json:"uid"`
+	// Verified is true when the snapshot holds this object under this name
+	// with this UID.
+	Verified bool `json:"verified"`
+	// Problem says why the hop is not verified: missing, uid-mismatch or
+	// unknown-kind.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Ref names a namespaced object.
+type Ref struct {
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	UID       types.UID `json:"uid"`
+}
+
+// PDBBudget is the arithmetic of one PodDisruptionBudget that covers pods of
+// the node.
+type PDBBudget struct {
+	Namespace          string    `json:"namespace"`
+	Name               string    `json:"name"`
+	UID                types.UID `json:"uid"`
+	DisruptionsAllowed int32     `json:"disruptionsAllowed"`
+	CurrentHealthy     int32     `json:"currentHealthy"`
+	DesiredHealthy     int32     `json:"desiredHealthy"`
+	ExpectedPods       int32     `json:"expectedPods"`
+	// PodsOnNode are the pods of the node the PDB covers and a drain evicts.
+	PodsOnNode int `json:"podsOnNode"`
+	// PodsUsingBudget are those whose eviction would use the budget (the
+	// others are not Ready and may go without it).
+	PodsUsingBudget int `json:"podsUsingBudget"`
+	// RoundsNeeded is how many budget refills draining the node needs:
+	// ceil(PodsUsingBudget / DisruptionsAllowed). Absent when the budget
+	// allows nothing now.
+	RoundsNeeded *int `json:"roundsNeeded,omitempty"`
+}
+
+// Severity is a finding's severity and a node's risk.
+type Severity string
+
+const (
+	Low    Severity = "low"
+	Medium Severity = "medium"
+	High   Severity = "high"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case Medium:
+		return 1
+	case High:
+		return 2
+	}
+	return 0
+}
+
+// worse is the more severe of s and t.
+func (s Severity) worse(t Severity) Severity {
+	if t.rank() > s.rank() {
+		return t
+	}
+	return s
+}
+
+// ExitCode is the exit code for a report of risk s: 0 low, 2 medium, 3 high.
+func (s Severity) ExitCode() exitcode.Code {
+	switch s {
+	case Medium:
+		return exitcode.NotNow
+	case High:
+		return exitcode.Blocked
+	}
+	return exitcode.OK
+}

@@ -1,0 +1,26 @@
+// K8s-analyze grades how risky draining a node is, from a Snapshot, offline.
+//
+// It reads a Snapshot document (JSON or YAML, as written by k8s-snapshot)
+// from stdin or -f FILE and never contacts a cluster. For each node (--node,
+// repeatable; default every node of the snapshot) it writes a Report: the
+// node's risk (low, medium, high), its findings (stable code, severity,
+// subject, message, evidence, fix), a verdict per pod (evict, skip or block,
+// the owner chain with each hop's UID verified, the matching PDBs, and
+// evictableNow: the answer the Eviction API would give right now), and the
+// arithmetic of every PDB covering the node's pods. The checks are listed in
+// CHECKS.md.
+//
+// Time is the snapshot's capturedAt, so the output is deterministic; --now
+// overrides it.
+//
+// Usage:
+//
+//	k8s-snapshot --node node-1 | k8s-analyze --node node-1 -o table
+//	k8s-analyze -f snapshot.json -o yaml
+//
+// Output: -o json (default), yaml, or table (one line per node, then its
+// findings; colour only on a terminal).
+//
+// Exit status: 0 when every requested node is low risk, 2 when the worst is
+// medium, 3 when it is high, 1 on any error (bad input, unknown node).
+package main

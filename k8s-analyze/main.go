@@ -1,0 +1,13 @@
+package main
+
+import (
+	_ "embed"
+	"os"
+
+	"github.com/sentinel-go/sentinel/plumbing/command"
+)
+
+//go:embed doc.go
+var doc string
+
+func main() { os.Exit(command.Main(app())) }
