@@ -27,7 +27,7 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "collectors", Usage: "comma-separated `LIST` of " + strings.Join(exporter.Names(), ", ") + " (default: those available)", EnvVars: env("collectors")},
 		&cli.BoolFlag{Name: "disable-exporter-metrics", Usage: "leave out the go_*, process_* and promhttp_* metrics", EnvVars: env("disable-exporter-metrics")},
 		&cli.IntFlag{Name: "max-requests", Value: 40, Usage: "concurrent /metrics requests served at most (0: no bound)", EnvVars: env("max-requests")},
-		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "`DURATION` after which a /metrics request fails (0: none)", EnvVars: env("timeout")},
+		&cli.DurationFlag{Name: "timeout", Usage: "`DURATION` after which a /metrics request fails with 503 (default 0: none; Prometheus has its own scrape_timeout)", EnvVars: env("timeout")},
 	}
 	return command.New("meminfo-exporter", "Prometheus exporter of /proc/meminfo and the memory cgroup", doc, flags, run)
 }

@@ -8,7 +8,7 @@
 //
 //	meminfo-exporter [--listen :9101] [--procfs /proc] [--cgroupfs /sys/fs/cgroup]
 //	                 [--collectors meminfo,cgroup,pressure] [--disable-exporter-metrics]
-//	                 [--max-requests 40] [--timeout 10s]
+//	                 [--max-requests 40] [--timeout 0s]
 //
 // Every flag can also be set by an environment variable MEMINFO_EXPORTER_<FLAG>,
 // e.g. MEMINFO_EXPORTER_LISTEN=127.0.0.1:9101.

@@ -4,16 +4,16 @@
 package kfile
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
+	"syscall"
 )
 
 // File is one kernel file. It is not safe for concurrent use.
 type File struct {
 	path string
 	f    *os.File
+	fd   int
 	buf  []byte
 }
 
@@ -33,19 +33,22 @@ func (k *File) Read() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		k.f = f
+		k.f, k.fd = f, int(f.Fd())
 	}
 	for {
-		n, err := k.f.ReadAt(k.buf, 0)
+		// One pread: procfs and cgroupfs (seq_file) hand out the whole
+		// file at once when the buffer holds it, and a regular file reads
+		// short only at its end. A full buffer may mean more: grow, read again.
+		n, err := syscall.Pread(k.fd, k.buf, 0)
 		switch {
-		case err == nil && n == len(k.buf):
-			// Full: the file may be longer. Grow and read it again.
-			k.buf = make([]byte, 2*len(k.buf))
-		case err == nil || errors.Is(err, io.EOF):
-			return k.buf[:n], nil
-		default:
+		case err == syscall.EINTR:
+		case err != nil:
 			k.Close()
 			return nil, fmt.Errorf("read %s: %w", k.path, err)
+		case n == len(k.buf):
+			k.buf = make([]byte, 2*len(k.buf))
+		default:
+			return k.buf[:n], nil
 		}
 	}
 }
