@@ -17,9 +17,10 @@
 // more: the nodes; every pod on them, in every namespace; each such pod's
 // owner chain (ReplicaSet -> Deployment, StatefulSet, DaemonSet,
 // Job -> CronJob); every PodDisruptionBudget of a namespace that has a pod
-// on the nodes; the other pods of those namespaces that those PDBs select
-// or that the same ReplicaSets, Deployments, StatefulSets or Jobs own (the
-// replicas elsewhere, to judge "all replicas are on this node"); the PVCs
+// on the nodes; the other pods that the same ReplicaSets, Deployments,
+// StatefulSets or Jobs own (the replicas elsewhere, to judge "all replicas
+// are on this node") or that a PDB selecting a pod on the nodes also
+// selects (the rest of that budget), with their owner chains; the PVCs
 // the pods on the nodes mount, with their PVs and StorageClasses; and the
 // HorizontalPodAutoscalers of the owners. An unknown node is an error.
 //

@@ -95,8 +95,8 @@ type closure struct {
 	idx        map[ref]owner
 	nodes      map[string]bool
 	namespaces map[string]bool
-	owners     map[ref]bool // the owner chains of the pods on the nodes
-	pdbs       map[string][]labels.Selector
+	owners     map[ref]bool                 // the owner chains of the pods on the nodes
+	pdbs       map[string][]labels.Selector // of PDBs that select a pod on the nodes
 }
 
 func newClosure(s *Snapshot, names []string) *closure {
@@ -110,25 +110,31 @@ func newClosure(s *Snapshot, names []string) *closure {
 	for _, n := range names {
 		c.nodes[n] = true
 	}
+	var here []*corev1.Pod
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		if c.nodes[p.Spec.NodeName] {
+			here = append(here, p)
 			c.namespaces[p.Namespace] = true
 			chain(c.idx, p.Namespace, p.OwnerReferences, c.owners)
 		}
 	}
 	for i := range s.PodDisruptionBudgets {
 		pdb := &s.PodDisruptionBudgets[i]
-		if c.namespaces[pdb.Namespace] {
-			c.pdbs[pdb.Namespace] = append(c.pdbs[pdb.Namespace], selector(pdb.Spec.Selector))
+		if !c.namespaces[pdb.Namespace] {
+			continue
+		}
+		sel := selector(pdb.Spec.Selector)
+		if slices.ContainsFunc(here, func(p *corev1.Pod) bool { return p.Namespace == pdb.Namespace && sel.Matches(labels.Set(p.Labels)) }) {
+			c.pdbs[pdb.Namespace] = append(c.pdbs[pdb.Namespace], sel)
 		}
 	}
 	return c
 }
 
 // wants says whether pod belongs in the snapshot: it runs on one of the
-// nodes, or shares a namespace with one that does and is a replica of the
-// same owner or selected by a PDB there.
+// nodes, or is a replica of the same owner as a pod that does, or a PDB
+// selects both.
 func (c *closure) wants(pod *corev1.Pod) bool {
 	if c.nodes[pod.Spec.NodeName] {
 		return true
@@ -161,8 +167,8 @@ type PodQuery struct {
 
 // PodQueries are the pod lists that find, given s with at least the named
 // nodes, the pods on them and every owner and PDB, the other pods that
-// ForNodes keeps: the pods selected by the PDBs and by the replica owners
-// of the pods on the nodes. Queries that another query of the same
+// ForNodes keeps: the pods selected by the replica owners of the pods on
+// the nodes and by the PDBs that select one of those. Queries that another query of the same
 // namespace covers are left out.
 func PodQueries(s *Snapshot, names []string) []PodQuery {
 	c := newClosure(s, names)
@@ -177,10 +183,9 @@ func PodQueries(s *Snapshot, names []string) []PodQuery {
 			add(k.namespace, selector(c.idx[k].selector))
 		}
 	}
-	for i := range s.PodDisruptionBudgets {
-		pdb := &s.PodDisruptionBudgets[i]
-		if c.namespaces[pdb.Namespace] {
-			add(pdb.Namespace, selector(pdb.Spec.Selector))
+	for ns, sels := range c.pdbs {
+		for _, sel := range sels {
+			add(ns, sel)
 		}
 	}
 	everything := map[string]bool{}
@@ -214,9 +219,11 @@ func isNothing(sel labels.Selector) bool {
 //   - each such pod's owner chain (ReplicaSet -> Deployment, StatefulSet,
 //     DaemonSet, Job -> CronJob), matched by name;
 //   - every PDB of a namespace that has a pod on the nodes;
-//   - the other pods of those namespaces that those PDBs select, or that
-//     the pods' ReplicaSets, Deployments, StatefulSets or Jobs own (their
-//     replicas elsewhere), with their owner chains;
+//   - the other pods that the pods' ReplicaSets, Deployments, StatefulSets
+//     or Jobs own (their replicas elsewhere), or that a PDB selecting a pod
+//     on the nodes also selects (the rest of its budget), with their owner
+//     chains. Pods that only a PDB covering nothing on the nodes selects
+//     are left out: their status counts are in the PDB's status;
 //   - the PVCs the pods on the nodes mount (persistentVolumeClaim and
 //     ephemeral volumes), their PVs and StorageClasses;
 //   - the HPAs whose target is an owner of a pod on the nodes.

@@ -27,7 +27,7 @@ import (
 const DefaultChunkSize = 500
 
 // DefaultParallel is how many lists run at once unless told otherwise.
-const DefaultParallel = 4
+const DefaultParallel = 8
 
 // Options select what Take captures and how.
 type Options struct {
