@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -48,7 +50,7 @@ func run(c *cli.Context) error {
 		defer file.Close()
 		in = file
 	}
-	data, err := document.Read(in, c.Int64("max-input"))
+	data, err := read(in, c.Int64("max-input"))
 	if err != nil {
 		return err
 	}
@@ -69,6 +71,28 @@ func run(c *cli.Context) error {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return exitcode.Status(report.Risk.ExitCode())
+}
+
+// read reads the whole input like document.Read, but sized up front when
+// it is a regular file, so that a big snapshot is not copied while growing.
+func read(r io.Reader, limit int64) ([]byte, error) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return document.Read(r, limit)
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > limit {
+		return document.Read(r, limit)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(st.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+		return nil, fmt.Errorf("read input: %w", err)
+	}
+	if int64(buf.Len()) > limit {
+		return nil, fmt.Errorf("input is larger than the limit of %d bytes", limit)
+	}
+	return buf.Bytes(), nil
 }
 
 // colour is true when stdout is a terminal and NO_COLOR is unset.

@@ -102,7 +102,7 @@ func TestChecks(t *testing.T) {
 			wantCodes: []Code{PDBOverlap}, wantRisk: High, wantAction: Block,
 		},
 		"pdb stale": {
-			extra:     map[string]string{"pods": spread, "podDisruptionBudgets": `
+			extra: map[string]string{"pods": spread, "podDisruptionBudgets": `
 - {metadata: {name: web, namespace: ns, uid: pdb-web, generation: 2}, spec: {maxUnavailable: 1, selector: {matchLabels: {app: web}}}, status: {observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3}}`},
 			wantCodes: []Code{PDBStale}, wantRisk: Medium, wantAction: Evict,
 		},
@@ -178,7 +178,7 @@ func TestChecks(t *testing.T) {
 			wantCodes: []Code{DaemonSetPod, MirrorPod, TerminalPod, TerminatingPod}, wantRisk: Low, wantAction: Skip,
 		},
 		"safe-to-evict false": {
-			extra: map[string]string{"pods": spread[:strings.Index(spread, "labels:")] + `annotations: {cluster-autoscaler.kubernetes.io/safe-to-evict: "false"}, ` + spread[strings.Index(spread, "labels:"):]},
+			extra:     map[string]string{"pods": spread[:strings.Index(spread, "labels:")] + `annotations: {cluster-autoscaler.kubernetes.io/safe-to-evict: "false"}, ` + spread[strings.Index(spread, "labels:"):]},
 			wantCodes: []Code{DoNotEvict}, wantRisk: High, wantAction: Block,
 		},
 		"do-not-disrupt duration still running": {
@@ -207,7 +207,7 @@ func TestChecks(t *testing.T) {
 			wantCodes: []Code{KubeSystemNoPDB}, wantRisk: Medium, wantAction: Evict,
 		},
 		"emptyDir, tmpfs, ephemeral and hostPath": {
-			extra: map[string]string{"pods": webPod("p", "n1", `, volumes: [{name: cache, emptyDir: {}}, {name: shm, emptyDir: {medium: Memory}}, {name: scratch, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce]}}}}, {name: logs, hostPath: {path: /var/log}}]`) + webPod("q", "n2", "")},
+			extra:     map[string]string{"pods": webPod("p", "n1", `, volumes: [{name: cache, emptyDir: {}}, {name: shm, emptyDir: {medium: Memory}}, {name: scratch, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce]}}}}, {name: logs, hostPath: {path: /var/log}}]`) + webPod("q", "n2", "")},
 			wantCodes: []Code{EmptyDirDataLoss, EmptyDirDataLoss, EmptyDirDataLoss, HostPath}, wantRisk: Medium, wantAction: Evict,
 		},
 		"seed: local PV pinned to the node": {

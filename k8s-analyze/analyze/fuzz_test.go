@@ -44,4 +44,3 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
-

@@ -159,7 +159,7 @@ func (g *gen) pod(ns, name, node string, labels map[string]string, owner metav1.
 		},
 		ContainerStatuses: []corev1.ContainerStatus{{
 			Name: "app", Ready: ready == corev1.ConditionTrue, Image: "registry.example.com/" + ns + "/app:v1.2.3",
-			ImageID: "registry.example.com/" + ns + "/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+			ImageID:     "registry.example.com/" + ns + "/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 			ContainerID: fmt.Sprintf("containerd://%064x", g.seq), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}},
 		}},
 	}

@@ -1,0 +1,875 @@
+// Package strictjson decodes large JSON documents into Go values quickly and
+// strictly: field names match exactly (case-sensitive), unknown and
+// duplicate fields are errors, and so is any type mismatch or trailing data.
+//
+// It is a fast path, not a replacement: whenever it returns an error (or
+// meets a Go type it does not handle: interfaces, arrays, ",string" tags,
+// embedded pointers), the caller decodes the same bytes with the canonical
+// decoder, which then accepts them or names the problem. Its only promise is
+// that what it accepts, the canonical strict decoder (sigs.k8s.io/json with
+// DisallowUnknownFields and DisallowDuplicateFields) accepts with the same
+// result; a differential fuzz test holds it to that.
+//
+// Speed comes from a type plan compiled once per call (field offsets,
+// per-kind setters), strings that alias the input instead of being copied
+// (the input must not be modified afterwards), a direct RFC 3339 path for
+// metav1.Time, and the elements of big arrays decoded in parallel.
+package strictjson
+
+import (
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ErrUnsupported is returned when v's type holds something the fast path
+// does not decode.
+var ErrUnsupported = errors.New("strictjson: unsupported type")
+
+// parallelMin is the element count above which an array is split over
+// workers.
+const parallelMin = 1024
+
+// Unmarshal decodes data into v, a non-nil pointer. Strings in v alias data.
+func Unmarshal(data []byte, v any) error {
+	return unmarshal(data, v, runtime.GOMAXPROCS(0), parallelMin)
+}
+
+func unmarshal(data []byte, v any, workers, parallelMin int) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("strictjson: need a non-nil pointer, got %T", v)
+	}
+	c := &compiler{plans: map[reflect.Type]*plan{}}
+	p := c.compile(rv.Type().Elem())
+	if c.err != nil {
+		return c.err
+	}
+	d := &decoder{data: data, workers: workers, parallelMin: parallelMin}
+	d.skipWS()
+	if err := d.value(p, rv.UnsafePointer(), 0); err != nil {
+		return err
+	}
+	d.skipWS()
+	if d.pos != len(d.data) {
+		return d.errorf("trailing data")
+	}
+	return nil
+}
+
+type kind int
+
+const (
+	kString kind = iota
+	kBool
+	kInt
+	kUint
+	kFloat
+	kStruct
+	kSlice
+	kPtr
+	kMap
+	kTime
+	kUnmarshaler
+	kTextUnmarshaler
+	kBytes
+)
+
+type plan struct {
+	kind   kind
+	t      reflect.Type
+	bits   int
+	elem   *plan
+	fields map[string]*field
+	nfield int
+}
+
+type field struct {
+	offset uintptr
+	plan   *plan
+	index  int
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	timeType            = reflect.TypeFor[metav1.Time]()
+)
+
+type compiler struct {
+	plans map[reflect.Type]*plan
+	err   error
+}
+
+func (c *compiler) fail(t reflect.Type, why string) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: %s: %s", ErrUnsupported, t, why)
+	}
+}
+
+func (c *compiler) compile(t reflect.Type) *plan {
+	if p, ok := c.plans[t]; ok {
+		return p
+	}
+	p := &plan{t: t}
+	c.plans[t] = p
+	switch {
+	case t == timeType:
+		p.kind = kTime
+		return p
+	case reflect.PointerTo(t).Implements(unmarshalerType):
+		p.kind = kUnmarshaler
+		return p
+	case reflect.PointerTo(t).Implements(textUnmarshalerType):
+		p.kind = kTextUnmarshaler
+		return p
+	}
+	switch t.Kind() {
+	case reflect.String:
+		p.kind = kString
+	case reflect.Bool:
+		p.kind = kBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		p.kind, p.bits = kInt, t.Bits()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		p.kind, p.bits = kUint, t.Bits()
+	case reflect.Float32, reflect.Float64:
+		p.kind, p.bits = kFloat, t.Bits()
+	case reflect.Pointer:
+		p.kind = kPtr
+		p.elem = c.compile(t.Elem())
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			p.kind = kBytes
+			break
+		}
+		p.kind = kSlice
+		p.elem = c.compile(t.Elem())
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			c.fail(t, "map key is not a string")
+		}
+		p.kind = kMap
+		p.elem = c.compile(t.Elem())
+	case reflect.Struct:
+		p.kind = kStruct
+		p.fields = map[string]*field{}
+		depth := map[string]int{}
+		c.fields(p, t, 0, 0, depth)
+	default:
+		c.fail(t, "kind "+t.Kind().String())
+	}
+	return p
+}
+
+// fields adds t's JSON fields to p at offset base, flattening embedded
+// structs the way encoding/json does (the shallower field wins; two at the
+// same depth cancel out).
+func (c *compiler) fields(p *plan, t reflect.Type, base uintptr, level int, depth map[string]int) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, hasTag := f.Tag.Lookup("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if tag == "-" {
+			continue
+		}
+		if strings.Contains(","+opts+",", ",string,") {
+			c.fail(t, "field "+f.Name+" has a ,string tag")
+			return
+		}
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				c.fail(t, "embedded pointer "+f.Name)
+				return
+			}
+			if ft.Kind() == reflect.Struct {
+				c.fields(p, ft, base+f.Offset, level+1, depth)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if !hasTag || name == "" {
+			name = f.Name
+		}
+		if d, seen := depth[name]; seen {
+			switch {
+			case d < level:
+				continue
+			case d == level:
+				delete(p.fields, name) // ambiguous: encoding/json drops both
+				continue
+			}
+		}
+		depth[name] = level
+		p.fields[name] = &field{offset: base + f.Offset, plan: c.compile(f.Type), index: p.nfield}
+		p.nfield++
+	}
+}
+
+type decoder struct {
+	data        []byte
+	pos         int
+	workers     int
+	parallelMin int
+}
+
+type syntaxError struct {
+	msg string
+	pos int
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("strictjson: %s at offset %d", e.msg, e.pos) }
+
+func (d *decoder) errorf(format string, args ...any) error {
+	return &syntaxError{msg: fmt.Sprintf(format, args...), pos: d.pos}
+}
+
+func (d *decoder) skipWS() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) peek() byte {
+	if d.pos < len(d.data) {
+		return d.data[d.pos]
+	}
+	return 0
+}
+
+func (d *decoder) literal(lit string) bool {
+	if strings.HasPrefix(unsafe.String(unsafe.SliceData(d.data[d.pos:]), len(d.data)-d.pos), lit) {
+		d.pos += len(lit)
+		return true
+	}
+	return false
+}
+
+// value decodes one JSON value (whitespace skipped before it) into p at ptr.
+func (d *decoder) value(p *plan, ptr unsafe.Pointer, level int) error {
+	c := d.peek()
+	if c == 'n' {
+		if !d.literal("null") {
+			return d.errorf("invalid literal")
+		}
+		switch p.kind {
+		case kPtr:
+			*(*unsafe.Pointer)(ptr) = nil
+		case kSlice, kBytes, kMap:
+			reflect.NewAt(p.t, ptr).Elem().SetZero()
+		case kTime:
+			*(*metav1.Time)(ptr) = metav1.Time{}
+		case kUnmarshaler:
+			return reflect.NewAt(p.t, ptr).Interface().(json.Unmarshaler).UnmarshalJSON([]byte("null"))
+		}
+		return nil
+	}
+	switch p.kind {
+	case kString:
+		s, err := d.str()
+		if err != nil {
+			return err
+		}
+		*(*string)(ptr) = s
+	case kBool:
+		switch {
+		case d.literal("true"):
+			*(*bool)(ptr) = true
+		case d.literal("false"):
+			*(*bool)(ptr) = false
+		default:
+			return d.errorf("want a boolean")
+		}
+	case kInt, kUint, kFloat:
+		return d.number(p, ptr)
+	case kPtr:
+		np := reflect.New(p.elem.t).UnsafePointer()
+		if err := d.value(p.elem, np, level); err != nil {
+			return err
+		}
+		*(*unsafe.Pointer)(ptr) = np
+	case kStruct:
+		return d.object(p, ptr, level)
+	case kSlice:
+		return d.slice(p, ptr, level)
+	case kMap:
+		return d.dict(p, ptr, level)
+	case kTime:
+		return d.time(ptr)
+	case kUnmarshaler, kTextUnmarshaler, kBytes:
+		start := d.pos
+		if err := d.skip(); err != nil {
+			return err
+		}
+		raw := d.data[start:d.pos]
+		switch p.kind {
+		case kUnmarshaler:
+			return reflect.NewAt(p.t, ptr).Interface().(json.Unmarshaler).UnmarshalJSON(raw)
+		default:
+			return json.Unmarshal(raw, reflect.NewAt(p.t, ptr).Interface())
+		}
+	}
+	return nil
+}
+
+// str reads a JSON string. Without escapes it aliases the input.
+func (d *decoder) str() (string, error) {
+	if d.peek() != '"' {
+		return "", d.errorf("want a string")
+	}
+	start := d.pos + 1
+	ascii := true
+	for i := start; i < len(d.data); i++ {
+		switch c := d.data[i]; {
+		case c == '"':
+			d.pos = i + 1
+			b := d.data[start:i]
+			if !ascii && !utf8.Valid(b) {
+				return "", d.errorf("invalid UTF-8 in string")
+			}
+			return unsafe.String(unsafe.SliceData(b), len(b)), nil
+		case c == '\\':
+			return d.escaped(start - 1)
+		case c < 0x20:
+			d.pos = i
+			return "", d.errorf("control character in string")
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	d.pos = len(d.data)
+	return "", d.errorf("unterminated string")
+}
+
+// escaped decodes a string holding escapes with encoding/json itself.
+func (d *decoder) escaped(start int) (string, error) {
+	d.pos = start
+	if err := d.skip(); err != nil {
+		return "", err
+	}
+	raw := d.data[start:d.pos]
+	if !utf8.Valid(raw) {
+		return "", d.errorf("invalid UTF-8 in string")
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+func (d *decoder) number(p *plan, ptr unsafe.Pointer) error {
+	start := d.pos
+	if err := d.skipNumber(); err != nil {
+		return err
+	}
+	b := d.data[start:d.pos]
+	s := unsafe.String(unsafe.SliceData(b), len(b))
+	switch p.kind {
+	case kInt:
+		n, err := strconv.ParseInt(s, 10, p.bits)
+		if err != nil {
+			return d.errorf("number %s does not fit %s", s, p.t)
+		}
+		switch p.bits {
+		case 8:
+			*(*int8)(ptr) = int8(n)
+		case 16:
+			*(*int16)(ptr) = int16(n)
+		case 32:
+			*(*int32)(ptr) = int32(n)
+		default:
+			*(*int64)(ptr) = n
+		}
+	case kUint:
+		n, err := strconv.ParseUint(s, 10, p.bits)
+		if err != nil {
+			return d.errorf("number %s does not fit %s", s, p.t)
+		}
+		switch p.bits {
+		case 8:
+			*(*uint8)(ptr) = uint8(n)
+		case 16:
+			*(*uint16)(ptr) = uint16(n)
+		case 32:
+			*(*uint32)(ptr) = uint32(n)
+		default:
+			*(*uint64)(ptr) = n
+		}
+	case kFloat:
+		f, err := strconv.ParseFloat(s, p.bits)
+		if err != nil {
+			return d.errorf("number %s does not fit %s", s, p.t)
+		}
+		if p.bits == 32 {
+			*(*float32)(ptr) = float32(f)
+		} else {
+			*(*float64)(ptr) = f
+		}
+	}
+	return nil
+}
+
+// time decodes a metav1.Time exactly as its UnmarshalJSON does.
+func (d *decoder) time(ptr unsafe.Pointer) error {
+	s, err := d.str()
+	if err != nil {
+		return err
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return err
+	}
+	*(*metav1.Time)(ptr) = metav1.Time{Time: t.Local()}
+	return nil
+}
+
+func (d *decoder) object(p *plan, ptr unsafe.Pointer, level int) error {
+	if d.peek() != '{' {
+		return d.errorf("want an object for %s", p.t)
+	}
+	d.pos++
+	var buf [128]bool
+	seen := buf[:0]
+	if p.nfield <= len(buf) {
+		seen = buf[:p.nfield]
+	} else {
+		seen = make([]bool, p.nfield)
+	}
+	d.skipWS()
+	if d.peek() == '}' {
+		d.pos++
+		return nil
+	}
+	for {
+		d.skipWS()
+		key, err := d.str()
+		if err != nil {
+			return err
+		}
+		f := p.fields[key]
+		if f == nil {
+			return d.errorf("unknown field %q in %s", key, p.t)
+		}
+		if seen[f.index] {
+			return d.errorf("duplicate field %q in %s", key, p.t)
+		}
+		seen[f.index] = true
+		d.skipWS()
+		if d.peek() != ':' {
+			return d.errorf("want ':'")
+		}
+		d.pos++
+		d.skipWS()
+		fp := unsafe.Add(ptr, f.offset)
+		if level == 0 && f.plan.kind == kSlice && d.workers > 1 && d.peek() == '[' {
+			err = d.parallelSlice(f.plan, fp)
+		} else {
+			err = d.value(f.plan, fp, level+1)
+		}
+		if err != nil {
+			return err
+		}
+		d.skipWS()
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return nil
+		default:
+			return d.errorf("want ',' or '}'")
+		}
+	}
+}
+
+// boundaries finds where each element of an array starts, tracking only
+// strings and nesting; the decoding pass checks the syntax. It leaves d.pos
+// just past the array.
+func (d *decoder) boundaries() ([]int, error) {
+	start := d.pos
+	data := d.data
+	offsets := []int{}
+	depth := 0
+	expect := true // the next non-space byte at depth 1 starts an element
+	for i := start; i < len(data); i++ {
+		switch c := data[i]; c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			if expect && depth == 1 {
+				offsets = append(offsets, i)
+				expect = false
+			}
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			if expect && depth == 1 {
+				offsets = append(offsets, i)
+				expect = false
+			}
+			depth++
+		case ']', '}':
+			depth--
+			if depth == 0 {
+				d.pos = i + 1
+				return offsets, nil
+			}
+		case ',':
+			if depth == 1 {
+				expect = true
+			}
+		default:
+			if expect && depth == 1 {
+				offsets = append(offsets, i)
+				expect = false
+			}
+		}
+	}
+	d.pos = len(data)
+	return nil, d.errorf("unterminated array")
+}
+
+func (d *decoder) makeSlice(p *plan, ptr unsafe.Pointer, n int) unsafe.Pointer {
+	s := reflect.MakeSlice(p.t, n, n)
+	reflect.NewAt(p.t, ptr).Elem().Set(s)
+	return s.UnsafePointer()
+}
+
+// slice decodes an array element by element into a slice that grows by
+// doubling, so that nested arrays are read once.
+func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
+	if d.peek() != '[' {
+		return d.errorf("want an array for %s", p.t)
+	}
+	d.pos++
+	size := p.elem.t.Size()
+	sv := reflect.NewAt(p.t, ptr).Elem()
+	d.skipWS()
+	if d.peek() == ']' {
+		d.pos++
+		sv.Set(reflect.MakeSlice(p.t, 0, 0))
+		return nil
+	}
+	cur := reflect.MakeSlice(p.t, 0, 4)
+	n := 0
+	for {
+		if n == cur.Cap() {
+			grown := reflect.MakeSlice(p.t, n, 2*n)
+			reflect.Copy(grown, cur)
+			cur = grown
+		}
+		cur = cur.Slice(0, n+1)
+		d.skipWS()
+		if err := d.value(p.elem, unsafe.Add(cur.UnsafePointer(), uintptr(n)*size), level+1); err != nil {
+			return err
+		}
+		n++
+		d.skipWS()
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			sv.Set(cur.Slice3(0, n, n))
+			return nil
+		default:
+			return d.errorf("want ',' or ']'")
+		}
+	}
+}
+
+// parallelSlice is slice with the elements split over the workers.
+func (d *decoder) parallelSlice(p *plan, ptr unsafe.Pointer) error {
+	start := d.pos
+	offsets, err := d.boundaries()
+	if err != nil {
+		return err
+	}
+	first := &decoder{data: d.data, pos: start + 1}
+	first.skipWS()
+	if len(offsets) < d.parallelMin || offsets[0] != first.pos {
+		d.pos = start
+		return d.slice(p, ptr, 1)
+	}
+	end := d.pos
+	base := d.makeSlice(p, ptr, len(offsets))
+	size := p.elem.t.Size()
+	errs := make([]error, d.workers)
+	var wg sync.WaitGroup
+	chunk := (len(offsets) + d.workers - 1) / d.workers
+	for w := range d.workers {
+		lo, hi := w*chunk, min((w+1)*chunk, len(offsets))
+		if lo >= hi {
+			break
+		}
+		wg.Go(func() {
+			wd := &decoder{data: d.data, workers: 1}
+			for i := lo; i < hi; i++ {
+				wd.pos = offsets[i]
+				if err := wd.value(p.elem, unsafe.Add(base, uintptr(i)*size), 2); err != nil {
+					errs[w] = err
+					return
+				}
+				// The boundary scan checked no syntax between elements: each
+				// element must end right before its separator.
+				if err := wd.glue(i == len(offsets)-1, offsets, i, end); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d.pos = end
+	return errors.Join(errs...)
+}
+
+// glue checks that the element just decoded is followed by ',' and the next
+// element, or by ']' at end when it is the last.
+func (d *decoder) glue(last bool, offsets []int, i, end int) error {
+	d.skipWS()
+	want, next := byte(','), end
+	if last {
+		want = ']'
+	} else {
+		next = offsets[i+1]
+	}
+	if d.peek() != want {
+		return d.errorf("want %q", want)
+	}
+	d.pos++
+	if !last {
+		d.skipWS()
+	}
+	if d.pos != next {
+		return d.errorf("unexpected data between elements")
+	}
+	return nil
+}
+
+func (d *decoder) dict(p *plan, ptr unsafe.Pointer, level int) error {
+	if d.peek() != '{' {
+		return d.errorf("want an object for %s", p.t)
+	}
+	d.pos++
+	mv := reflect.NewAt(p.t, ptr).Elem()
+	if mv.IsNil() {
+		mv.Set(reflect.MakeMap(p.t))
+	}
+	fast, isFast := mv.Interface().(map[string]string)
+	d.skipWS()
+	if d.peek() == '}' {
+		d.pos++
+		return nil
+	}
+	keyType := p.t.Key()
+	for {
+		d.skipWS()
+		key, err := d.str()
+		if err != nil {
+			return err
+		}
+		d.skipWS()
+		if d.peek() != ':' {
+			return d.errorf("want ':'")
+		}
+		d.pos++
+		d.skipWS()
+		if isFast {
+			if _, dup := fast[key]; dup {
+				return d.errorf("duplicate key %q", key)
+			}
+			v, err := d.str()
+			if err != nil {
+				return err
+			}
+			fast[key] = v
+		} else {
+			k := reflect.New(keyType).Elem()
+			k.SetString(key)
+			if mv.MapIndex(k).IsValid() {
+				return d.errorf("duplicate key %q", key)
+			}
+			v := reflect.New(p.elem.t)
+			if err := d.value(p.elem, v.UnsafePointer(), level+1); err != nil {
+				return err
+			}
+			mv.SetMapIndex(k, v.Elem())
+		}
+		d.skipWS()
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return nil
+		default:
+			return d.errorf("want ',' or '}'")
+		}
+	}
+}
+
+// skip moves past one JSON value, checking its syntax.
+func (d *decoder) skip() error {
+	switch c := d.peek(); {
+	case c == '"':
+		start := d.pos
+		for i := start + 1; i < len(d.data); i++ {
+			switch c := d.data[i]; {
+			case c == '"':
+				d.pos = i + 1
+				return nil
+			case c == '\\':
+				i++
+				if i < len(d.data) && d.data[i] == 'u' {
+					for j := 1; j <= 4; j++ {
+						if i+j >= len(d.data) || !isHex(d.data[i+j]) {
+							d.pos = i
+							return d.errorf("invalid escape")
+						}
+					}
+					i += 4
+				} else if i >= len(d.data) || !strings.ContainsRune(`"\/bfnrt`, rune(d.data[i])) {
+					d.pos = i
+					return d.errorf("invalid escape")
+				}
+			case c < 0x20:
+				d.pos = i
+				return d.errorf("control character in string")
+			}
+		}
+		d.pos = len(d.data)
+		return d.errorf("unterminated string")
+	case c == '{' || c == '[':
+		close := byte('}')
+		if c == '[' {
+			close = ']'
+		}
+		d.pos++
+		d.skipWS()
+		if d.peek() == close {
+			d.pos++
+			return nil
+		}
+		for {
+			d.skipWS()
+			if c == '{' {
+				if d.peek() != '"' {
+					return d.errorf("want a key")
+				}
+				if err := d.skip(); err != nil {
+					return err
+				}
+				d.skipWS()
+				if d.peek() != ':' {
+					return d.errorf("want ':'")
+				}
+				d.pos++
+				d.skipWS()
+			}
+			if err := d.skip(); err != nil {
+				return err
+			}
+			d.skipWS()
+			switch d.peek() {
+			case ',':
+				d.pos++
+			case close:
+				d.pos++
+				return nil
+			default:
+				return d.errorf("want ',' or %q", close)
+			}
+		}
+	case c == 't':
+		if d.literal("true") {
+			return nil
+		}
+	case c == 'f':
+		if d.literal("false") {
+			return nil
+		}
+	case c == 'n':
+		if d.literal("null") {
+			return nil
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.skipNumber()
+	}
+	return d.errorf("invalid value")
+}
+
+// skipNumber moves past a number of JSON's grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (d *decoder) skipNumber() error {
+	i := d.pos
+	n := len(d.data)
+	if i < n && d.data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < n && d.data[i] == '0':
+		i++
+	case i < n && d.data[i] >= '1' && d.data[i] <= '9':
+		for i < n && isDigit(d.data[i]) {
+			i++
+		}
+	default:
+		d.pos = i
+		return d.errorf("want a number")
+	}
+	if i < n && d.data[i] == '.' {
+		i++
+		if i >= n || !isDigit(d.data[i]) {
+			d.pos = i
+			return d.errorf("invalid number")
+		}
+		for i < n && isDigit(d.data[i]) {
+			i++
+		}
+	}
+	if i < n && (d.data[i] == 'e' || d.data[i] == 'E') {
+		i++
+		if i < n && (d.data[i] == '+' || d.data[i] == '-') {
+			i++
+		}
+		if i >= n || !isDigit(d.data[i]) {
+			d.pos = i
+			return d.errorf("invalid number")
+		}
+		for i < n && isDigit(d.data[i]) {
+			i++
+		}
+	}
+	d.pos = i
+	return nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isHex(c byte) bool {
+	return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}

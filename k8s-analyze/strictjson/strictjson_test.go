@@ -1,0 +1,121 @@
+package strictjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	kjson "sigs.k8s.io/json"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/bench"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+)
+
+// canonical is the strict decoder strictjson must agree with.
+func canonical(data []byte, v any) error {
+	strict, err := kjson.UnmarshalStrict(data, v, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return err
+	}
+	if len(strict) > 0 {
+		return strict[0]
+	}
+	return nil
+}
+
+// agree checks the promise: what Unmarshal accepts, the canonical decoder
+// accepts with the same result.
+func agree(t *testing.T, data []byte) (fastOK bool) {
+	t.Helper()
+	var fast, split, slow snapshot.Snapshot
+	ferr := Unmarshal(data, &fast)
+	// The parallel path, taken for every array of the top level.
+	if perr := unmarshal(data, &split, 3, 1); (perr == nil) != (ferr == nil) || (ferr == nil && !reflect.DeepEqual(fast, split)) {
+		t.Fatalf("parallel decoding differs (%v, %v) on:\n%s", perr, ferr, data)
+	}
+	serr := canonical(data, &slow)
+	if ferr == nil {
+		if serr != nil {
+			t.Fatalf("strictjson accepted what the canonical decoder refuses (%v):\n%s", serr, data)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("strictjson and the canonical decoder disagree on:\n%s", data)
+		}
+	}
+	return ferr == nil
+}
+
+func TestAgreesWithCanonical(t *testing.T) {
+	tests := map[string]struct {
+		json   string
+		wantOK bool
+	}{
+		"minimal":           {`{"apiVersion":"sentinel.dev/v1alpha1","kind":"Snapshot","metadata":{"capturedAt":"2026-11-29T12:00:00Z"}}`, true},
+		"whitespace":        {" \n{ \"kind\" : \"Snapshot\" , \"pods\" : [ ] }\r\n", true},
+		"unknown field":     {`{"kind":"Snapshot","bogus":1}`, false},
+		"nested unknown":    {`{"pods":[{"spec":{"nodeNmae":"x"}}]}`, false},
+		"case mismatch":     {`{"Kind":"Snapshot"}`, false},
+		"duplicate field":   {`{"kind":"Snapshot","kind":"Snapshot"}`, false},
+		"duplicate map key": {`{"pods":[{"metadata":{"labels":{"a":"1","a":"2"}}}]}`, false},
+		"duplicate nested":  {`{"pods":[{"metadata":{"name":"a","name":"b"}}]}`, false},
+		"trailing data":     {`{"kind":"Snapshot"} x`, false},
+		"two documents":     {`{"kind":"Snapshot"}{}`, false},
+		"truncated":         {`{"kind":"Snapshot","pods":[{"metadata":{"name":"a"`, false},
+		"type mismatch":     {`{"pods":[{"metadata":{"generation":"1"}}]}`, false},
+		"float into int":    {`{"pods":[{"metadata":{"generation":1.5}}]}`, false},
+		"int overflow":      {`{"pods":[{"spec":{"priority":2147483648}}]}`, false},
+		"escapes":           {`{"pods":[{"metadata":{"name":"a\"b\u00e9\n","labels":{"k\/":"\ud83d\ude00"}}}]}`, true},
+		"utf-8":             {`{"pods":[{"metadata":{"name":"caf` + "\u00e9" + `"}}]}`, true},
+		"nulls":             {`{"pods":[{"metadata":{"name":null,"labels":null,"creationTimestamp":null,"deletionTimestamp":null},"spec":{"containers":null}}],"nodes":null}`, true},
+		"quantities":        {`{"pods":[{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m","memory":"1Gi"},"limits":{"cpu":2}}}]}}]}`, true},
+		"int or string":     {`{"podDisruptionBudgets":[{"spec":{"minAvailable":"50%","maxUnavailable":1}}]}`, true},
+		"bad time":          {`{"metadata":{"capturedAt":"yesterday"}}`, false},
+		"bad quantity":      {`{"pods":[{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"lots"}}}]}}]}`, false},
+		"empty object":      {`{}`, true},
+		"not an object":     {`[]`, false},
+		"control character": {"{\"kind\":\"a\tb\"}", false},
+		"bad escape":        {`{"kind":"\x"}`, false},
+		"leading zero":      {`{"pods":[{"metadata":{"generation":01}}]}`, false},
+		"leading comma":     {`{"pods":[,{}]}`, false},
+		"trailing comma":    {`{"pods":[{},]}`, false},
+		"missing comma":     {`{"pods":[{} {}]}`, false},
+		"nested brackets":   {`{"pods":[{"spec":{"containers":[{"args":["]","[","}\"{"]}]}},{}]}`, true},
+		"negative uint":     {`{"pods":[{"spec":{"containers":[{"name":"c","ports":[{"containerPort":-1}]}]}}]}`, true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := agree(t, []byte(tc.json)); got != tc.wantOK {
+				t.Errorf("strictjson accepted = %v, want %v", got, tc.wantOK)
+			}
+		})
+	}
+}
+
+// TestGeneratedSnapshot decodes a generated snapshot big enough to take the
+// parallel path, and compares it with the canonical decoder's result.
+func TestGeneratedSnapshot(t *testing.T) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(bench.Generate(bench.Size{Nodes: 200, Namespaces: 10, DeploymentsPerNamespace: 10, Replicas: 12})); err != nil {
+		t.Fatal(err)
+	}
+	if !agree(t, buf.Bytes()) {
+		t.Fatalf("strictjson refused a generated snapshot: %v", Unmarshal(buf.Bytes(), &snapshot.Snapshot{}))
+	}
+}
+
+func FuzzUnmarshal(f *testing.F) {
+	for _, s := range []string{
+		`{"apiVersion":"sentinel.dev/v1alpha1","kind":"Snapshot","metadata":{"capturedAt":"2026-11-29T12:00:00Z"}}`,
+		`{"pods":[{"metadata":{"name":"a","labels":{"app":"web"},"ownerReferences":[{"kind":"ReplicaSet","name":"r","uid":"u","controller":true}]},"spec":{"nodeName":"n","containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}]}`,
+		`{"podDisruptionBudgets":[{"metadata":{"name":"p","generation":2},"spec":{"minAvailable":"50%","selector":{"matchExpressions":[{"key":"a","operator":"In","values":["x"]}]}},"status":{"disruptedPods":{"a":"2026-11-29T12:00:00Z"}}}]}`,
+		`{"nodes":[{"metadata":{"name":"n1","uid":"x"},"status":{"capacity":{"cpu":"4"}}}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		agree(t, data)
+	})
+}
