@@ -105,8 +105,9 @@ func fetch(url, accept string, wait time.Duration) ([]byte, int, error) {
 		req.Header.Set("Accept", accept)
 	}
 	deadline := time.Now().Add(wait)
+	client := &http.Client{Timeout: 15 * time.Second} // a hang fails the script instead of the whole test binary
 	for {
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err == nil {
 			defer resp.Body.Close()
 			body, err := io.ReadAll(resp.Body)

@@ -47,8 +47,8 @@ type Config struct {
 	// A named collector that is not available is enabled anyway, and
 	// reported as failing.
 	Collectors []string
-	// ExporterMetrics adds the Go and process collectors and the promhttp
-	// handler's own metrics.
+	// ExporterMetrics adds the Go collector, the process_* metrics and the
+	// promhttp handler's own metrics.
 	ExporterMetrics bool
 	// MaxRequests bounds concurrent /metrics requests (0: no bound).
 	MaxRequests int
@@ -67,7 +67,8 @@ type Exporter struct {
 	now      func() time.Time
 	paths    cgroup.Paths
 	sources  []source
-	registry *prometheus.Registry // Go and process collectors, nil when off
+	registry *prometheus.Registry // the Go collector, nil when off
+	process  *process             // process_* metrics, nil when off
 	frames   framePool
 	labels   []string // collector label of each source, stable for pointers
 	store    store
@@ -143,10 +144,8 @@ func New(cfg Config) (*Exporter, error) {
 
 	if cfg.ExporterMetrics {
 		e.registry = prometheus.NewRegistry()
-		e.registry.MustRegister(
-			collectors.NewGoCollector(),
-			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		)
+		e.registry.MustRegister(collectors.NewGoCollector())
+		e.process = newProcess(&e.names)
 	}
 	f := e.frames.get()
 	e.collect(f)
@@ -191,6 +190,9 @@ func (e *Exporter) Close() error {
 	for _, s := range e.sources {
 		errs = append(errs, s.close())
 	}
+	if e.process != nil {
+		errs = append(errs, e.process.close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -228,12 +230,12 @@ func (e *Exporter) Gather() ([]*dto.MetricFamily, func(), error) {
 		mfs, err = e.registry.Gather()
 		f.out = append(f.out, mfs...)
 	}
-	slices.SortStableFunc(f.out, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
+	slices.SortFunc(f.out, func(a, b *dto.MetricFamily) int { return strings.Compare(*a.Name, *b.Name) }) // names are unique
 	return f.out, f.done, err
 }
 
-// Registry is the own registry of the Go and process collectors, nil
-// when they are off. The /metrics handler registers its own metrics there.
+// Registry is the own registry of the Go collector, nil when the exporter
+// metrics are off. The /metrics handler registers its own metrics there.
 func (e *Exporter) Registry() *prometheus.Registry { return e.registry }
 
 // collect reads every source into f (reset first) and records the
@@ -260,6 +262,9 @@ func (e *Exporter) collect(f *frame) {
 		}
 	}
 	e.errs.emit(f, n)
+	if e.process != nil {
+		e.process.collect(f)
+	}
 	info := f.family(&n.buildInfo, &n.buildInfoHelp, &n.gauge)
 	f.sample(info, 1, &n.version, &n.versionValue, &n.goversion, &n.goversionValue)
 }
