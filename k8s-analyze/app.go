@@ -62,9 +62,12 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if format == document.Table {
+	switch format {
+	case document.Table:
 		err = analyze.WriteTable(c.App.Writer, report, colour())
-	} else {
+	case document.JSON:
+		err = analyze.WriteJSON(c.App.Writer, report)
+	default:
 		err = document.Encode(c.App.Writer, format, report)
 	}
 	if err != nil {

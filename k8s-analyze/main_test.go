@@ -1,14 +1,12 @@
 package main
 
 import (
-	"errors"
 	"os"
-	"os/exec"
-	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/internal/scripttest"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 )
 
@@ -35,26 +33,7 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
-				if neg || len(args) < 2 {
-					ts.Fatalf("usage: exits N PROG ARGS...")
-				}
-				want, err := strconv.Atoi(args[0])
-				if err != nil {
-					ts.Fatalf("exits: bad code %q", args[0])
-				}
-				got := 0
-				if err := ts.Exec(args[1], args[2:]...); err != nil {
-					var ee *exec.ExitError
-					if !errors.As(err, &ee) {
-						ts.Fatalf("exits: %v", err)
-					}
-					got = ee.ExitCode()
-				}
-				if got != want {
-					ts.Fatalf("%s exited %d, want %d", args[1], got, want)
-				}
-			},
+			"exits": scripttest.Exits,
 		},
 	})
 }

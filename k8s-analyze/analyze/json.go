@@ -1,0 +1,63 @@
+package analyze
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/sentinel-go/sentinel/plumbing/document"
+)
+
+// WriteJSON writes r exactly as document.Encode(w, document.JSON, r) does,
+// but node by node, so that the report of a big cluster is never held in
+// memory twice (once as values, once as text).
+func WriteJSON(w io.Writer, r *Report) error {
+	if r.APIVersion != document.APIVersion || r.Kind != Kind {
+		return fmt.Errorf("encode: document header %q/%q is not set", r.APIVersion, r.Kind)
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	field := func(name string, v any, last bool) error {
+		b, err := json.MarshalIndent(v, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(bw, "  %q: %s", name, b)
+		if !last {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n")
+		return nil
+	}
+	bw.WriteString("{\n")
+	for _, f := range []struct {
+		name string
+		v    any
+	}{{"apiVersion", r.APIVersion}, {"kind", r.Kind}, {"metadata", r.Metadata}, {"risk", r.Risk}} {
+		if err := field(f.name, f.v, false); err != nil {
+			return err
+		}
+	}
+	switch {
+	case r.Nodes == nil:
+		bw.WriteString("  \"nodes\": null\n")
+	case len(r.Nodes) == 0:
+		bw.WriteString("  \"nodes\": []\n")
+	default:
+		bw.WriteString("  \"nodes\": [")
+		for i := range r.Nodes {
+			b, err := json.MarshalIndent(&r.Nodes[i], "    ", "  ")
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n    ")
+			bw.Write(b)
+		}
+		bw.WriteString("\n  ]\n")
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}

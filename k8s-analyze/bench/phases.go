@@ -1,0 +1,66 @@
+//go:build ignore
+
+// Phases times k8s-analyze's phases on a snapshot file, in process: the
+// decoding (the strictjson fast path, and with -canonical also
+// document.Unmarshal, the canonical strict decoder), the analysis of every
+// node, and the JSON encoding of the report.
+//
+//	go run ./bench/phases.go -f snapshot.json -canonical
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/plumbing/document"
+)
+
+func main() {
+	file := flag.String("f", "", "snapshot `FILE`")
+	canonical := flag.Bool("canonical", false, "also time document.Unmarshal")
+	flag.Parse()
+	data, err := os.ReadFile(*file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "phases:", err)
+		os.Exit(1)
+	}
+	if *canonical {
+		t0 := time.Now()
+		var s snapshot.Snapshot
+		if err := document.Unmarshal(data, snapshot.Kind, &s); err != nil {
+			fmt.Fprintln(os.Stderr, "phases:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("canonical_decode_s %.3f\n", time.Since(t0).Seconds())
+		runtime.GC()
+	}
+	t0 := time.Now()
+	s, err := analyze.DecodeSnapshot(data)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "phases:", err)
+		os.Exit(1)
+	}
+	decode := time.Since(t0)
+	t1 := time.Now()
+	r, err := analyze.Analyze(s, analyze.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "phases:", err)
+		os.Exit(1)
+	}
+	analysis := time.Since(t1)
+	t2 := time.Now()
+	if err := document.Encode(io.Discard, document.JSON, r); err != nil {
+		fmt.Fprintln(os.Stderr, "phases:", err)
+		os.Exit(1)
+	}
+	encode := time.Since(t2)
+	total := decode + analysis + encode
+	fmt.Printf("bytes %d\npods %d\nnodes %d\ndecode_s %.3f\nanalyze_s %.3f\nencode_s %.3f\ndecode_share %.2f\n",
+		len(data), len(s.Pods), len(r.Nodes), decode.Seconds(), analysis.Seconds(), encode.Seconds(), decode.Seconds()/total.Seconds())
+}

@@ -1,0 +1,295 @@
+// Package e2e checks k8s-analyze against a real control plane: its
+// evictableNow predictions against server-side dry-run evictions, pod by
+// pod, and the k8s-snapshot | k8s-analyze pipeline.
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+)
+
+var cp *controlplane.ControlPlane
+
+// bin holds the k8s-snapshot and k8s-analyze binaries the script tests run.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "k8s-analyze-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = dir
+	for _, tool := range []string{"k8s-snapshot", "k8s-analyze"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, tool), ".")
+		cmd.Dir = filepath.Join("..", "..", tool)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: build %s: %v\n%s", tool, err, out)
+			os.Exit(1)
+		}
+	}
+	code := controlplane.Main(m, controlplane.Options{}, &cp)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// scenario is a manifest of testdata/scenarios applied to fresh nodes and a
+// fresh namespace, settled: the pods labelled analyze.sentinel.dev/ready are
+// Ready and every PDB's status reflects the pods.
+type scenario struct {
+	namespace, pool string
+	nodes           []string
+}
+
+func setup(t *testing.T, ctx context.Context, file string, ready int) scenario {
+	t.Helper()
+	manifest, err := os.ReadFile(filepath.Join("..", "..", "testdata", "scenarios", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := cp.Namespace(ctx, "analyze")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := scenario{namespace: ns, pool: ns}
+	s.nodes = []string{ns + "-1", ns + "-2", ns + "-3"}
+	if err := cp.CreateNodes(ctx, s.pool, s.nodes...); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"NAMESPACE": ns, "POOL": s.pool, "NODE1": s.nodes[0], "NODE2": s.nodes[1], "NODE3": s.nodes[2]}
+	if err := cp.Apply(ctx, manifest, vars); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.WaitPodsReady(ctx, ns, "analyze.sentinel.dev/ready=true", ready); err != nil {
+		t.Fatal(err)
+	}
+	if err := settled(ctx, cp.Clientset(controlplane.Admin), ns); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// settled polls until every PDB of namespace has observed its generation
+// and counts exactly the Ready pods its selector matches.
+func settled(ctx context.Context, c kubernetes.Interface, namespace string) error {
+	var why string
+	for {
+		why = ""
+		pdbs, err := c.PolicyV1().PodDisruptionBudgets(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		pods, err := c.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, pdb := range pdbs.Items {
+			// The disruption controller counts no pod for an empty selector
+			// (the Eviction API, though, matches every pod with it).
+			healthy := int32(0)
+			if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil && !sel.Empty() {
+				for _, p := range pods.Items {
+					if sel.Matches(labels.Set(p.Labels)) && p.DeletionTimestamp == nil && controlplane.PodReady(&p) {
+						healthy++
+					}
+				}
+			}
+			if pdb.Status.ObservedGeneration < pdb.Generation || pdb.Status.CurrentHealthy != healthy {
+				why = fmt.Sprintf("PDB %s: observed generation %d of %d, currentHealthy %d of %d Ready pods",
+					pdb.Name, pdb.Status.ObservedGeneration, pdb.Generation, pdb.Status.CurrentHealthy, healthy)
+			}
+		}
+		if why == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("PDBs did not settle: %s: %w", why, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// answer is what the Eviction API said to a dry-run eviction.
+type answer struct {
+	status  int
+	message string // the cause message of a 429, else the status message
+}
+
+func dryRunEvict(ctx context.Context, c kubernetes.Interface, namespace, name string) (answer, error) {
+	ev := &policyv1.Eviction{
+		ObjectMeta:    metav1.ObjectMeta{Name: name, Namespace: namespace},
+		DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}},
+	}
+	var code int
+	err := c.CoreV1().RESTClient().Post().
+		Namespace(namespace).Resource("pods").Name(name).SubResource("eviction").
+		MaxRetries(0).Body(ev).Do(ctx).StatusCode(&code).Error()
+	if err == nil {
+		return answer{status: code}, nil
+	}
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return answer{}, err
+	}
+	s := st.Status()
+	a := answer{status: int(s.Code), message: s.Message}
+	if s.Code == 429 && s.Details != nil {
+		for _, c := range s.Details.Causes {
+			if c.Type == policyv1.DisruptionBudgetCause {
+				a.message = c.Message
+			}
+		}
+	}
+	return a, nil
+}
+
+// TestPredictionMatchesEvictionAPI applies each scenario, snapshots its
+// nodes with snapshot.Take, predicts every pod with k8s-analyze, then sends
+// a server-side dry-run eviction per pod: prediction and answer must agree
+// for every pod (dry-run evictions are not cumulative, so pod by pod).
+func TestPredictionMatchesEvictionAPI(t *testing.T) {
+	tests := map[string]struct {
+		file  string
+		ready int      // pods labelled analyze.sentinel.dev/ready=true
+		pods  int      // pods in the namespace, on the scenario's nodes
+		rules []string // every rule that must have decided some pod
+	}{
+		"budget":  {"analyze-budget.yaml", 6, 7, []string{analyze.RuleBudgetAvailable, analyze.RuleBudgetExhausted, analyze.RulePending, analyze.RuleNoPDB}},
+		"overlap": {"analyze-overlap.yaml", 2, 2, []string{analyze.RuleMultiplePDBs}},
+		"pvc":     {"analyze-pvc.yaml", 1, 1, []string{analyze.RuleNoPDB}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			s := setup(t, ctx, tc.file, tc.ready)
+			snap, err := snapshot.Take(ctx, cp.Clientset(controlplane.Viewer), snapshot.Options{Nodes: s.nodes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			report, err := analyze.Analyze(snap, analyze.Options{Nodes: s.nodes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			admin := cp.Clientset(controlplane.Admin)
+			var rules []string
+			checked := 0
+			for _, n := range report.Nodes {
+				for _, v := range n.Pods {
+					if v.Namespace != s.namespace {
+						continue
+					}
+					got, err := dryRunEvict(ctx, admin, v.Namespace, v.Name)
+					if err != nil {
+						t.Fatalf("dry-run eviction of %s: %v", v.Name, err)
+					}
+					p := v.EvictableNow
+					want := answer{status: p.HTTPStatus}
+					if !p.Allowed {
+						want.message = p.Message
+					}
+					if got != want {
+						t.Errorf("pod %s on %s: predicted %d %q (rule %s), the Eviction API answered %d %q",
+							v.Name, n.Name, want.status, want.message, p.Rule, got.status, got.message)
+					}
+					rules = append(rules, p.Rule)
+					checked++
+				}
+			}
+			if checked != tc.pods {
+				t.Errorf("checked %d pods, want %d", checked, tc.pods)
+			}
+			for _, r := range tc.rules {
+				if !slices.Contains(rules, r) {
+					t.Errorf("no pod was decided by rule %s (rules seen: %s)", r, strings.Join(rules, ", "))
+				}
+			}
+		})
+	}
+}
+
+// TestStalePDBPrediction freezes PDB status (kube-controller-manager
+// stopped), changes a PDB's spec, and checks that the prediction (429, "still
+// being processed") matches the API for every pod. Not parallel: it stops
+// the shared controller manager.
+func TestStalePDBPrediction(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	s := setup(t, ctx, "foundation-pdb.yaml", 0)
+	if err := cp.WaitPodsReady(ctx, s.namespace, "app=web", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := settled(ctx, cp.Clientset(controlplane.Admin), s.namespace); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.StopControllerManager(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := cp.StartControllerManager(context.Background()); err != nil {
+			t.Errorf("restart kube-controller-manager: %v", err)
+		}
+	}()
+	admin := cp.Clientset(controlplane.Admin)
+	pdb, err := admin.PolicyV1().PodDisruptionBudgets(s.namespace).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := intstr.FromInt32(1)
+	pdb.Spec.MinAvailable = &one
+	if _, err := admin.PolicyV1().PodDisruptionBudgets(s.namespace).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Take(ctx, cp.Clientset(controlplane.Viewer), snapshot.Options{Nodes: s.nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := analyze.Analyze(snap, analyze.Options{Nodes: s.nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, n := range report.Nodes {
+		for _, v := range n.Pods {
+			if v.Namespace != s.namespace {
+				continue
+			}
+			got, err := dryRunEvict(ctx, admin, v.Namespace, v.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := v.EvictableNow
+			want := answer{status: p.HTTPStatus, message: p.Message}
+			if p.Rule != analyze.RulePDBStale || got != want {
+				t.Errorf("pod %s: predicted %d %q (rule %s), the Eviction API answered %d %q", v.Name, want.status, want.message, p.Rule, got.status, got.message)
+			}
+			checked++
+		}
+		if !slices.ContainsFunc(n.Findings, func(f analyze.Finding) bool { return f.Code == analyze.PDBStale }) {
+			t.Errorf("node %s: no pdb-stale finding", n.Name)
+		}
+	}
+	if checked != 3 {
+		t.Errorf("checked %d pods, want 3", checked)
+	}
+}
