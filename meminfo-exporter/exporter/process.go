@@ -247,7 +247,10 @@ func ipExtOctets(data []byte) (in, out uint64, ok bool) {
 				out, _, gotOut = meminfo.ParseUint(value)
 			}
 		}
-		return in, out, gotIn && gotOut
+		if !gotIn || !gotOut {
+			return 0, 0, false
+		}
+		return in, out, true
 	}
 	return 0, 0, false
 }

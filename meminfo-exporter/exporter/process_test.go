@@ -105,3 +105,22 @@ func TestStatFields(t *testing.T) {
 		t.Errorf("bootTime = %d %v", b, ok)
 	}
 }
+
+// FuzzProcFiles: the /proc/self/stat, /proc/stat and net/netstat readers
+// never panic on any content.
+func FuzzProcFiles(f *testing.F) {
+	for _, s := range []string{
+		"1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22\n",
+		"IpExt: InOctets OutOctets\nIpExt: 1 2\n",
+		"btime 5\n", ")", "", "IpExt:\nIpExt:",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		statFields(data)
+		bootTime(data)
+		if in, out, ok := ipExtOctets(data); !ok && (in != 0 || out != 0) {
+			t.Fatalf("not ok but %d %d", in, out)
+		}
+	})
+}
