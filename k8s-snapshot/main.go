@@ -100,7 +100,11 @@ func report(w io.Writer, progress bool, e snapshot.Event) {
 	case e.Restart != nil:
 		fmt.Fprintf(w, "%s: %s: the continue token expired (410 Gone), restarting the list from its first page\n", name, what)
 	case progress:
-		fmt.Fprintf(w, "%s: %s: %d in %d pages, %s\n", name, what, e.Count, e.Pages, e.Took.Round(time.Millisecond))
+		pages := "pages"
+		if e.Pages == 1 {
+			pages = "page"
+		}
+		fmt.Fprintf(w, "%s: %s: %d in %d %s, %s\n", name, what, e.Count, e.Pages, pages, e.Took.Round(time.Millisecond))
 	}
 }
 

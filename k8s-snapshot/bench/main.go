@@ -13,6 +13,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,7 +45,11 @@ func main() {
 	runs := flag.Int("runs", 5, "runs of each command")
 	write := flag.String("write", "", "replace the ## k8s-snapshot section of this markdown file with the results")
 	hold := flag.Bool("hold", false, "after building the cluster, print its kubeconfig and keep it until SIGINT/SIGTERM (no measurements)")
+	launch := flag.Bool("launch", false, "internal: run the command in the arguments and print its wall time and peak RSS on stderr")
 	flag.Parse()
+	if *launch {
+		os.Exit(launched(flag.Args()))
+	}
 	if err := run(*snapshot, *kubectl, *runs, *write, *hold); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -97,12 +102,17 @@ func run(snapshot, kubectl string, runs int, write string, hold bool) error {
 		}
 	}
 	peer, full, node := median(results[0]), median(results[1]), median(results[2])
+	here, total, err := nodeStats(ctx, commands[2].args, "node-100")
+	if err != nil {
+		return err
+	}
 	data := map[string]any{
 		"Runs": runs, "Nodes": nodes, "Pods": namespaces * deployments * replicas,
 		"Deployments": namespaces * deployments, "Namespaces": namespaces, "Claims": namespaces * claims,
 		"Peer": peer, "Full": full, "Node": node,
 		"WallRatio": full.Wall.Seconds() / peer.Wall.Seconds(), "RSSRatio": full.RSS / peer.RSS,
 		"Date": time.Now().UTC().Format("2006-01-02"), "Load": loadavg(),
+		"NodeHere": here, "NodePods": total,
 	}
 	var out bytes.Buffer
 	if err := section.Execute(&out, data); err != nil {
@@ -125,7 +135,7 @@ Deployments x 30 replicas in {{.Namespaces}} namespaces, a PDB each, {{.Claims}}
 bound PVCs), built by the benchmark itself. Both tools run as processes
 against the same API server in the same run, in rotating order; medians of
 {{.Runs}} runs; wall time and peak RSS (getrusage maxrss) of the process;
-output to /dev/null. Measured {{.Date}} on 2 cores (load average {{.Load}}).
+stdout counted and discarded. Measured {{.Date}} on 2 cores (load average {{.Load}}).
 
 | command | wall | peak RSS | output |
 |---|---|---|---|
@@ -135,7 +145,8 @@ output to /dev/null. Measured {{.Date}} on 2 cores (load average {{.Load}}).
 
 - whole-cluster snapshot / kubectl: **{{printf "%.2f" .WallRatio}}x** the wall time (target <= 0.5x),
   **{{printf "%.2f" .RSSRatio}}x** the peak RSS (target <= 0.5x);
-- node-scoped snapshot: **{{s .Node.Wall}}** wall (target <= 0.3 s).
+- node-scoped snapshot: **{{s .Node.Wall}}** wall (target <= 0.3 s); it holds {{.NodePods}} pods:
+  the {{.NodeHere}} on node-100 and the other replicas of their Deployments.
 
 Reproduce: ` + "`make kube-bins && k8s-snapshot/bench/run.sh [RUNS]`" + ` (also part of ` + "`make bench`" + `);
 it builds k8s-snapshot, runs ` + "`go run bench/main.go`" + ` in k8s-snapshot/ and rewrites this section.
@@ -168,24 +179,79 @@ func median(samples []sample) summary {
 	return summary{Wall: w, RSS: r, MB: float64(bytes) / 1e6}
 }
 
-// measure runs args with stdout counted and discarded.
+// measure runs args with stdout counted and discarded, through a fresh
+// launcher process: a child started straight from this (large) process
+// would report this process's memory as its own peak RSS, since the
+// high-water mark survives exec.
 func measure(ctx context.Context, args []string) (sample, error) {
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	self, err := os.Executable()
+	if err != nil {
+		return sample{}, err
+	}
+	cmd := exec.CommandContext(ctx, self, append([]string{"-launch", "--"}, args...)...)
 	count := &counter{}
 	cmd.Stdout = count
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return sample{}, fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	var ns, kb int64
+	if _, err := fmt.Sscanf(lastLine(stderr.String()), "launched %d %d", &ns, &kb); err != nil {
+		return sample{}, fmt.Errorf("launcher: %q: %w", stderr.String(), err)
+	}
+	return sample{wall: time.Duration(ns), rssMiB: float64(kb) / 1024, bytes: count.n}, nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// launched runs args with this process's streams and prints "launched
+// WALL_NS MAXRSS_KB" on stderr.
+func launched(args []string) int {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		return sample{}, fmt.Errorf("%w: %s", err, stderr.String())
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
-		return sample{}, errors.New("no rusage")
+		fmt.Fprintln(os.Stderr, "no rusage")
+		return 1
 	}
-	return sample{wall: wall, rssMiB: float64(ru.Maxrss) / 1024, bytes: count.n}, nil
+	fmt.Fprintf(os.Stderr, "launched %d %d\n", wall.Nanoseconds(), ru.Maxrss)
+	return 0
+}
+
+// nodeStats runs the node-scoped snapshot once and counts its pods, and
+// those on node.
+func nodeStats(ctx context.Context, args []string, node string) (here, total int, err error) {
+	out, err := exec.CommandContext(ctx, args[0], args[1:]...).Output()
+	if err != nil {
+		return 0, 0, err
+	}
+	var s struct {
+		Pods []struct {
+			Spec struct {
+				NodeName string `json:"nodeName"`
+			} `json:"spec"`
+		} `json:"pods"`
+	}
+	if err := json.Unmarshal(out, &s); err != nil {
+		return 0, 0, err
+	}
+	for _, p := range s.Pods {
+		if p.Spec.NodeName == node {
+			here++
+		}
+	}
+	return here, len(s.Pods), nil
 }
 
 type counter struct{ n int64 }
@@ -255,7 +321,7 @@ spec:
       containers:
       - name: app
         image: registry.example/%[1]s:1
-        resources: {requests: {cpu: 10m, memory: 16Mi}}
+        resources: {requests: {cpu: "1", memory: 1Gi}} # 32 per node at most: the scheduler spreads them
         env: [{name: MODE, value: bench}]
 ---
 apiVersion: policy/v1

@@ -77,6 +77,7 @@ func isUnreachable(err error) bool {
 type listObject interface {
 	GetContinue() string
 	GetResourceVersion() string
+	GetRemainingItemCount() *int64
 }
 
 // metaObject is a pointer to a typed object.
@@ -136,9 +137,16 @@ func all[T any, PT metaObject[T], L listObject](ctx context.Context, l lister[T,
 					strip(PT(&items[i]))
 				}
 			}
-			if out.items == nil && page.GetContinue() == "" {
+			switch {
+			case out.items == nil && page.GetContinue() == "":
 				out.items = items // a single page: keep its slice
-			} else {
+			case out.items == nil:
+				size := len(items)
+				if n := page.GetRemainingItemCount(); n != nil && *n > 0 && *n < 1<<24 {
+					size += int(*n)
+				}
+				out.items = append(make([]T, 0, size), items...)
+			default:
 				out.items = append(out.items, items...)
 			}
 			if page.GetContinue() == "" {
@@ -148,7 +156,8 @@ func all[T any, PT metaObject[T], L listObject](ctx context.Context, l lister[T,
 				t.notify(Event{Resource: l.resource, Selector: selector, Count: len(out.items), Pages: pages, Took: time.Since(start)})
 				return out, nil
 			}
-			req.Continue = page.GetContinue()
+			// the continue token carries the list's resourceVersion
+			req.Continue, req.ResourceVersion, req.ResourceVersionMatch = page.GetContinue(), "", ""
 		}
 	}
 }

@@ -179,7 +179,7 @@ func PodQueries(s *Snapshot, names []string) []PodQuery {
 		}
 	}
 	for k := range c.owners {
-		if replicaKinds[[2]string{k.group, k.kind}] {
+		if replicaKinds[[2]string{k.group, k.kind}] && !c.coveredByOwner(k) {
 			add(k.namespace, selector(c.idx[k].selector))
 		}
 	}
@@ -204,6 +204,22 @@ func PodQueries(s *Snapshot, names []string) []PodQuery {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Selector, b.Selector))
 	})
 	return out
+}
+
+// coveredByOwner is true for a ReplicaSet whose Deployment is among the
+// owners: the Deployment's selector is part of the ReplicaSet's, so the
+// Deployment's query finds the ReplicaSet's pods too.
+func (c *closure) coveredByOwner(k ref) bool {
+	if k.group != "apps" || k.kind != "ReplicaSet" {
+		return false
+	}
+	for _, r := range c.idx[k].refs {
+		gv, err := schema.ParseGroupVersion(r.APIVersion)
+		if err == nil && gv.Group == "apps" && r.Kind == "Deployment" && c.owners[ref{"apps", "Deployment", k.namespace, r.Name}] {
+			return true
+		}
+	}
+	return false
 }
 
 // isNothing is true for labels.Nothing(), which selects no pod at all.

@@ -164,11 +164,17 @@ func (t *taker) nodes(ctx context.Context, s *Snapshot, v *versions) (*Snapshot,
 		return nil, err
 	}
 
+	// The other pods, from the watch cache, never older than the pods on
+	// the nodes (and without a quorum read each).
 	queries := PodQueries(s, names)
 	found := make([][]corev1.Pod, len(queries))
 	tasks = tasks[:0]
 	for i, q := range queries {
-		tasks = append(tasks, listInto(t, podsIn(c, q.Namespace), metav1.ListOptions{LabelSelector: q.Selector}, v, &found[i]))
+		sel := metav1.ListOptions{LabelSelector: q.Selector}
+		if rv := v.get("pods"); rv != "" {
+			sel.ResourceVersion, sel.ResourceVersionMatch = rv, metav1.ResourceVersionMatchNotOlderThan
+		}
+		tasks = append(tasks, listInto(t, podsIn(c, q.Namespace), sel, v, &found[i]))
 	}
 	if err := run(ctx, t.parallel()*2, tasks); err != nil {
 		return nil, err
@@ -266,6 +272,12 @@ func (v *versions) set(resource, rv string) {
 	if !ok || newer(rv, old) {
 		v.m[resource] = rv
 	}
+}
+
+func (v *versions) get(resource string) string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.m[resource]
 }
 
 // newer compares etcd-backed resourceVersions, which are numbers; anything
