@@ -46,11 +46,11 @@ type Memory struct {
 // not exist when the Reader is made are never read. Not safe for
 // concurrent use.
 type Reader struct {
-	v1                          bool
-	usage, limit, peak, swap    *kfile.File
-	stat, events                *kfile.File
-	statParser, eventsParser    *meminfo.Parser
-	inactiveFile, swapIsMemSwap string
+	v1                       bool
+	usage, limit, peak, swap *kfile.File
+	stat, events             *kfile.File
+	statParser, eventsParser *meminfo.Parser
+	inactiveFile             string
 }
 
 // NewReader reads the memory controller files in p.Memory. It fails when
