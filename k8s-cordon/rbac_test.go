@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
+	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+)
+
+// TestRBAC cordons and uncordons with the token of a ServiceAccount bound
+// to deploy/rbac.yaml and nothing else: the shipped role is enough.
+func TestRBAC(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	manifest, err := os.ReadFile("deploy/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(manifest, &role); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Apply(ctx, manifest, nil); err != nil {
+		t.Fatal(err)
+	}
+	node := nodes(t, ctx, 1)[0]
+	ns, err := cp.Namespace(ctx, "cordon-rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := cp.Clientset(controlplane.Admin)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "cordon", Namespace: ns}}
+	if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "sentinel-cordon-" + ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: ns}},
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+	})
+	kubeconfig, err := cp.TokenKubeconfig(ctx, ns, sa.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The binding reaches the authorizer's cache quickly, not instantly:
+	// poll until the first answer is not an error.
+	var o outcome
+	for {
+		o = cordonAs(ctx, controlplane.Admin, "--kubeconfig", kubeconfig, "--node", node, "--owner", "rbac")
+		if o.code != 1 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	want := summary{Action: cordon.Cordoned, Owner: "rbac", Unschedulable: true, Observed: true}
+	if diff := cmp.Diff(want, summarize(t, o)); diff != "" {
+		t.Fatalf("cordon as the ServiceAccount (-want +got):\n%s\nstderr: %s", diff, o.stderr)
+	}
+	o = cordonAs(ctx, controlplane.Admin, "--kubeconfig", kubeconfig, "--node", node, "--owner", "rbac", "--uncordon")
+	want = summary{Action: cordon.Uncordoned, Owner: "rbac", PreviousOwner: "rbac", Observed: true}
+	if diff := cmp.Diff(want, summarize(t, o)); diff != "" {
+		t.Errorf("uncordon as the ServiceAccount (-want +got):\n%s\nstderr: %s", diff, o.stderr)
+	}
+}

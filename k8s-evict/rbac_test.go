@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sentinel-go/sentinel/k8s-evict/evict"
+	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+)
+
+// TestRBAC runs k8s-evict --wait with the token of a ServiceAccount bound
+// to deploy/rbac.yaml and nothing else: the shipped role is enough.
+func TestRBAC(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	manifest, err := os.ReadFile("deploy/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(manifest, &role); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, ctx, "evict-free.yaml")
+	if err := cp.Apply(ctx, manifest, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.WaitPodsReady(ctx, e.ns, "app=solo", 2); err != nil {
+		t.Fatal(err)
+	}
+	admin := cp.Clientset(controlplane.Admin)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "evict", Namespace: e.ns}}
+	if _, err := admin.CoreV1().ServiceAccounts(e.ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "sentinel-evict-" + e.ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: e.ns}},
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+	})
+	kubeconfig, err := cp.TokenKubeconfig(ctx, e.ns, sa.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RBAC caches in the API server follow the binding quickly, but not
+	// instantly: poll the first answer until it is not a 403.
+	var o outcome
+	for {
+		o = evictAs(ctx, controlplane.Admin, "--kubeconfig", kubeconfig, "-n", e.ns, "--pod", "solo-0", "--dry-run")
+		if r := result(t, o); r.Outcome != evict.Forbidden || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if diff := cmp.Diff(view{Outcome: evict.Accepted, HTTPStatus: 201}, viewOf(t, o)); diff != "" {
+		t.Fatalf("dry run as the ServiceAccount (-want +got):\n%s\nstderr: %s", diff, o.stderr)
+	}
+	o = evictAs(ctx, controlplane.Admin, "--kubeconfig", kubeconfig, "-n", e.ns, "--pod", "solo-0", "--wait", "30s")
+	if diff := cmp.Diff(view{Outcome: evict.Accepted, HTTPStatus: 201, Gone: true}, viewOf(t, o)); diff != "" {
+		t.Errorf("evict --wait as the ServiceAccount (-want +got):\n%s\nstderr: %s", diff, o.stderr)
+	}
+}
