@@ -22,6 +22,7 @@ import (
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 	"github.com/sentinel-go/sentinel/plumbing/exitcode"
+	"github.com/sentinel-go/sentinel/plumbing/kubeflags"
 )
 
 //go:embed doc.go
@@ -40,7 +41,7 @@ func app() *cli.App {
 		&cli.BoolFlag{Name: "uncordon", Usage: "release --owner's cordon instead of setting one"},
 		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on the whole run"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "json", Usage: "output `FORMAT`: json, yaml or table"},
-	}, command.KubeFlags()...)
+	}, kubeflags.Flags()...)
 	return command.New(name, "cordon a node for an owner, or release it, with one guarded write", doc, flags, run)
 }
 
@@ -56,7 +57,7 @@ func run(c *cli.Context) error {
 	if c.Duration("timeout") <= 0 {
 		return command.Usage("--timeout must be positive, not %s", c.Duration("timeout"))
 	}
-	cfg, err := command.KubeOptions(c, name).Config()
+	cfg, err := kubeflags.Options(c, name).Config()
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 	"github.com/sentinel-go/sentinel/plumbing/exitcode"
+	"github.com/sentinel-go/sentinel/plumbing/kubeflags"
 )
 
 //go:embed doc.go
@@ -43,7 +44,7 @@ func app() *cli.App {
 		&cli.BoolFlag{Name: "dry-run", Usage: "server-side dry run (dryRun=All): check, change nothing"},
 		&cli.DurationFlag{Name: "max-retry-after", Value: time.Minute, Usage: "cap on the reported retryAfterSeconds"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "json", Usage: "output `FORMAT`: json, yaml or table"},
-	}, command.KubeFlags()...)
+	}, kubeflags.Flags()...)
 	return command.New(name, "evict one pod through the Eviction API, exactly once, and classify the answer", doc, flags, run)
 }
 
@@ -57,7 +58,7 @@ func run(c *cli.Context) error {
 		return err
 	}
 	wait := c.Duration("wait")
-	cfg, err := command.KubeOptions(c, name).Config()
+	cfg, err := kubeflags.Options(c, name).Config()
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
+	"github.com/sentinel-go/sentinel/plumbing/kubeflags"
 )
 
 //go:embed doc.go
@@ -34,7 +35,7 @@ func app() *cli.App {
 		&cli.IntFlag{Name: "parallel", Value: snapshot.DefaultParallel, Usage: "lists in flight at once"},
 		&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on the whole run"},
 		&cli.BoolFlag{Name: "progress", Usage: "print per-list counts on stderr (default: when stderr is a terminal)"},
-	}, command.KubeFlags()...)
+	}, kubeflags.Flags()...)
 	return command.New(name, "write a read-only cluster Snapshot to stdout", doc, flags, snap)
 }
 
@@ -57,7 +58,7 @@ func snap(c *cli.Context) error {
 			return command.Usage("--node needs a node name")
 		}
 	}
-	cfg, err := command.KubeOptions(c, name).Config()
+	cfg, err := kubeflags.Options(c, name).Config()
 	if err != nil {
 		return err
 	}

@@ -1,14 +1,18 @@
-package command
+// Package kubeflags holds the cluster-connection flags of every tool that
+// talks to Kubernetes. It is apart from package command so that tools that
+// do not talk to a cluster do not link client-go.
+package kubeflags
 
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
 )
 
-// KubeFlags are the cluster connection flags every tool that talks to a
+// Flags are the cluster connection flags every tool that talks to a
 // cluster shares.
-func KubeFlags() []cli.Flag {
+func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "kubeconfig", Usage: "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, in-cluster)"},
 		&cli.StringFlag{Name: "context", Usage: "kubeconfig `CONTEXT` (default: current)"},
@@ -17,14 +21,14 @@ func KubeFlags() []cli.Flag {
 	}
 }
 
-// KubeOptions reads KubeFlags for tool.
-func KubeOptions(c *cli.Context, tool string) kubeclient.Options {
+// Options reads Flags for tool.
+func Options(c *cli.Context, tool string) kubeclient.Options {
 	return kubeclient.Options{
 		Kubeconfig: c.String("kubeconfig"),
 		Context:    c.String("context"),
 		QPS:        float32(c.Float64("qps")),
 		Burst:      c.Int("burst"),
 		Tool:       tool,
-		Version:    Version(),
+		Version:    command.Version(),
 	}
 }
