@@ -107,10 +107,18 @@ func Take(ctx context.Context, client kubernetes.Interface, opts Options) (*Snap
 // cluster lists every kind, cluster-wide.
 func (t *taker) cluster(ctx context.Context, s *Snapshot, v *versions) error {
 	c, all := t.client, metav1.ListOptions{}
-	return run(ctx, t.parallel(), []func(context.Context) error{
+	return run(ctx, t.parallel(), append([]func(context.Context) error{
 		// pods first: the longest list starts at once.
 		listInto(t, pods(c), all, v, &s.Pods),
 		listInto(t, nodes(c), all, v, &s.Nodes),
+	}, t.rest(s, v)...))
+}
+
+// rest are the tasks that list every kind but nodes and pods,
+// cluster-wide, and read the server's version.
+func (t *taker) rest(s *Snapshot, v *versions) []func(context.Context) error {
+	c, all := t.client, metav1.ListOptions{}
+	return []func(context.Context) error{
 		listInto(t, replicaSets(c), all, v, &s.ReplicaSets),
 		listInto(t, deployments(c), all, v, &s.Deployments),
 		listInto(t, statefulSets(c), all, v, &s.StatefulSets),
@@ -123,14 +131,14 @@ func (t *taker) cluster(ctx context.Context, s *Snapshot, v *versions) error {
 		listInto(t, storageClasses(c), all, v, &s.StorageClasses),
 		listInto(t, hpas(c), all, v, &s.HorizontalPodAutoscalers),
 		func(ctx context.Context) error { return t.version(ctx, s) },
-	})
+	}
 }
 
 // nodes reads the named nodes and the pods on them, every kind a pod's
 // closure may reach, then the pods those owners and PDBs select, and
 // narrows the whole to ForNodes.
 func (t *taker) nodes(ctx context.Context, s *Snapshot, v *versions) (*Snapshot, error) {
-	c, all := t.client, metav1.ListOptions{}
+	c := t.client
 	names := slices.Compact(slices.Sorted(slices.Values(t.opts.Nodes)))
 	nodeLists := make([][]corev1.Node, len(names))
 	podLists := make([][]corev1.Pod, len(names))
@@ -141,20 +149,7 @@ func (t *taker) nodes(ctx context.Context, s *Snapshot, v *versions) (*Snapshot,
 			listInto(t, pods(c), metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", name).String()}, v, &podLists[i]),
 		)
 	}
-	tasks = append(tasks,
-		listInto(t, replicaSets(c), all, v, &s.ReplicaSets),
-		listInto(t, deployments(c), all, v, &s.Deployments),
-		listInto(t, statefulSets(c), all, v, &s.StatefulSets),
-		listInto(t, daemonSets(c), all, v, &s.DaemonSets),
-		listInto(t, jobs(c), all, v, &s.Jobs),
-		listInto(t, cronJobs(c), all, v, &s.CronJobs),
-		listInto(t, pdbs(c), all, v, &s.PodDisruptionBudgets),
-		listInto(t, pvcs(c), all, v, &s.PersistentVolumeClaims),
-		listInto(t, pvs(c), all, v, &s.PersistentVolumes),
-		listInto(t, storageClasses(c), all, v, &s.StorageClasses),
-		listInto(t, hpas(c), all, v, &s.HorizontalPodAutoscalers),
-		func(ctx context.Context) error { return t.version(ctx, s) },
-	)
+	tasks = append(tasks, t.rest(s, v)...)
 	if err := run(ctx, t.parallel(), tasks); err != nil {
 		return nil, err
 	}
