@@ -559,7 +559,7 @@ func (d *decoder) makeSlice(p *plan, ptr unsafe.Pointer, n int) unsafe.Pointer {
 }
 
 // slice decodes an array element by element into a slice that grows by
-// doubling, so that nested arrays are read once.
+// doubling (nested arrays are read once) and ends with no spare capacity.
 func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 	if d.peek() != '[' {
 		return d.errorf("want an array for %s", p.t)
@@ -573,7 +573,7 @@ func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 		sv.Set(reflect.MakeSlice(p.t, 0, 0))
 		return nil
 	}
-	cur := reflect.MakeSlice(p.t, 0, 4)
+	cur := reflect.MakeSlice(p.t, 0, 1)
 	n := 0
 	for {
 		if n == cur.Cap() {
@@ -593,7 +593,14 @@ func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 			d.pos++
 		case ']':
 			d.pos++
-			sv.Set(cur.Slice3(0, n, n))
+			if n < cur.Cap() {
+				// Keep no spare capacity: most nested arrays are short and
+				// decoded by the hundred thousand.
+				exact := reflect.MakeSlice(p.t, n, n)
+				reflect.Copy(exact, cur)
+				cur = exact
+			}
+			sv.Set(cur)
 			return nil
 		default:
 			return d.errorf("want ',' or ']'")
