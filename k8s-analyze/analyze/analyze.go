@@ -3,9 +3,12 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,14 +77,28 @@ func Analyze(s *snapshot.Snapshot, opts Options) (*Report, error) {
 		Nodes: []Node{},
 	}
 	done := make(map[string]bool, len(nodes))
+	var todo []string
 	for _, n := range nodes {
-		if done[n] {
-			continue
+		if !done[n] {
+			done[n] = true
+			todo = append(todo, n)
 		}
-		done[n] = true
-		nr := a.node(x.nodes[n])
-		r.Risk = r.Risk.worse(nr.Risk)
-		r.Nodes = append(r.Nodes, nr)
+	}
+	// Nodes are independent and the index is read-only: analyse them in
+	// parallel, each result in its place.
+	r.Nodes = make([]Node, len(todo))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
+				r.Nodes[i] = a.node(x.nodes[todo[i]])
+			}
+		})
+	}
+	wg.Wait()
+	for _, n := range r.Nodes {
+		r.Risk = r.Risk.worse(n.Risk)
 	}
 	return r, nil
 }

@@ -45,16 +45,17 @@ func WriteJSON(w io.Writer, r *Report) error {
 		bw.WriteString("  \"nodes\": []\n")
 	default:
 		bw.WriteString("  \"nodes\": [")
+		e := &enc{prefix: "    "}
 		for i := range r.Nodes {
-			b, err := json.MarshalIndent(&r.Nodes[i], "    ", "  ")
-			if err != nil {
-				return err
-			}
 			if i > 0 {
 				bw.WriteString(",")
 			}
 			bw.WriteString("\n    ")
-			bw.Write(b)
+			e.b = e.b[:0]
+			e.node(&r.Nodes[i], 0)
+			if _, err := bw.Write(e.b); err != nil {
+				return err
+			}
 		}
 		bw.WriteString("\n  ]\n")
 	}

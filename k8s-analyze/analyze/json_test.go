@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/bench"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
@@ -32,5 +34,27 @@ func TestWriteJSONIsDocumentEncode(t *testing.T) {
 				t.Errorf("WriteJSON (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestWriteJSONGenerated compares the writers on a generated cluster, with
+// strings that need escaping.
+func TestWriteJSONGenerated(t *testing.T) {
+	s := bench.Generate(bench.Size{Nodes: 20, Namespaces: 3, DeploymentsPerNamespace: 4, Replicas: 5})
+	s.Pods[7].Annotations = map[string]string{DoNotDisruptAnnotation: "<b>&\"é\u2028"}
+	s.Pods[9].Spec.Volumes = append(s.Pods[9].Spec.Volumes, corev1.Volume{Name: "é<x>", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/a\tb"}}})
+	r, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want bytes.Buffer
+	if err := WriteJSON(&got, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := document.Encode(&want, document.JSON, r); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+		t.Errorf("WriteJSON (-want +got):\n%s", diff)
 	}
 }
