@@ -267,9 +267,7 @@ func (cp *ControlPlane) startEtcdAndAPIServer(ctx context.Context) error {
 		"--quota-backend-bytes=8589934592"); err != nil {
 		return err
 	}
-	if err := cp.waitHTTP(ctx, "etcd", http.DefaultClient, client+"/health"); err != nil {
-		return err
-	}
+	// kube-apiserver starts alongside etcd and waits for it on its own.
 	cp.url = "https://127.0.0.1:" + strconv.Itoa(ports[2])
 	if err := cp.start("kube-apiserver", cp.bin("kube-apiserver"),
 		"--etcd-servers="+client, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
@@ -285,6 +283,9 @@ func (cp *ControlPlane) startEtcdAndAPIServer(ctx context.Context) error {
 		"--audit-policy-file="+filepath.Join(cp.dir, "audit-policy.yaml"),
 		"--audit-log-path="+cp.auditLog(), "--audit-log-format=json", "--audit-log-mode=blocking",
 		"--v=0"); err != nil {
+		return err
+	}
+	if err := cp.waitHTTP(ctx, "etcd", http.DefaultClient, client+"/health"); err != nil {
 		return err
 	}
 	return cp.waitAPIServer(ctx)
