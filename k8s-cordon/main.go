@@ -15,8 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	"github.com/sentinel-go/sentinel/plumbing/command"
@@ -128,15 +126,6 @@ func text(flag, s string, maxLen int, spaces bool) error {
 		}
 	}
 	return nil
-}
-
-// nodeClient is the core/v1 client alone: no discovery, no other groups.
-func nodeClient(cfg *rest.Config) (cordon.Client, error) {
-	core, err := corev1client.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	return core.Nodes(), nil
 }
 
 func write(w io.Writer, f document.Format, r *cordon.Result) error {

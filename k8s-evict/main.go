@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
@@ -70,13 +69,11 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	var pods corev1client.PodInterface
+	var pods *podREST
 	if wait > 0 && !req.DryRun {
-		core, err := corev1client.NewForConfigAndClient(cfg, hc)
-		if err != nil {
-			return fmt.Errorf("kubernetes client: %w", err)
+		if pods, err = podClient(cfg, req.Namespace); err != nil {
+			return err
 		}
-		pods = core.Pods(req.Namespace)
 		if req.UID == "" {
 			if req.UID, err = uidOf(c.Context, pods, req); err != nil {
 				return err
@@ -143,7 +140,7 @@ func request(c *cli.Context) (evict.Request, error) {
 
 // uidOf reads the pod's UID so that --wait waits for the pod it evicted.
 // A missing pod leaves the UID empty: the eviction's own 404 says so.
-func uidOf(ctx context.Context, pods corev1client.PodInterface, req evict.Request) (types.UID, error) {
+func uidOf(ctx context.Context, pods *podREST, req evict.Request) (types.UID, error) {
 	p, err := pods.Get(ctx, req.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
