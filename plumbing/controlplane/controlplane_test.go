@@ -16,6 +16,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
 )
 
 var cp *ControlPlane
@@ -236,5 +238,39 @@ apiserver_request_duration_seconds_count{verb="LIST"} 9
 	}
 	if d := got.Sub(Requests{{Verb: "LIST", Resource: "pods", Code: "200"}: 7}); len(d) != 2 {
 		t.Errorf("Sub = %v, want the two eviction series", d)
+	}
+}
+
+// TestBindServiceAccount: the account gets exactly the bound role.
+func TestBindServiceAccount(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ns, err := cp.Namespace(ctx, "bind")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := cp.BindServiceAccount(ctx, ns, "reader", "sentinel-test-"+string(NoEvict))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := kubeclient.Options{Kubeconfig: path}.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubeclient.Clientset(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The authorizer learns of a new binding from its informer: poll.
+	err = cp.poll(ctx, "kube-apiserver", func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("bound account cannot list pods: %v", err)
+	}
+	_, err = cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("bound account lists configmaps: %v, want forbidden", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -195,4 +196,24 @@ func (cp *ControlPlane) setupUsers(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// BindServiceAccount creates ServiceAccount namespace/name, binds it to
+// ClusterRole clusterRole (and nothing else), and returns a kubeconfig with a
+// fresh token for it, so that a tool runs with exactly a shipped role.
+func (cp *ControlPlane) BindServiceAccount(ctx context.Context, namespace, name, clusterRole string) (string, error) {
+	admin := cp.Clientset(Admin)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	if _, err := admin.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("serviceaccount %s/%s: %w", namespace, name, err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: clusterRole + "-" + namespace + "-" + name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: namespace}},
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("bind %s/%s to %s: %w", namespace, name, clusterRole, err)
+	}
+	return cp.TokenKubeconfig(ctx, namespace, name)
 }
