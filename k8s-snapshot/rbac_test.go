@@ -47,7 +47,6 @@ func TestRBAC(t *testing.T) {
 		}
 	}
 
-	admin := cp.Clientset(controlplane.Admin)
 	if err := cp.Apply(ctx, manifest, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -59,22 +58,8 @@ func TestRBAC(t *testing.T) {
 	if err := cp.CreateNodes(ctx, pool, ns+"-a"); err != nil {
 		t.Fatal(err)
 	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "snapshot", Namespace: ns}}
-	if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "sentinel-snapshot-" + ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: ns}},
-	}
-	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
-	})
-	kubeconfig, err := cp.TokenKubeconfig(ctx, ns, sa.Name)
+	const sa = "snapshot"
+	kubeconfig, err := cp.BindServiceAccount(ctx, ns, sa, role.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +79,7 @@ func TestRBAC(t *testing.T) {
 		}
 	}
 
-	user := "system:serviceaccount:" + ns + ":" + sa.Name
+	user := "system:serviceaccount:" + ns + ":" + sa
 	writes := []string{"create", "update", "patch", "delete", "deletecollection", "watch", "escalate", "bind", "impersonate", "approve", "sign"}
 	type check struct{ group, resource, subresource, verb string }
 	var checks []check
@@ -120,7 +105,7 @@ func TestRBAC(t *testing.T) {
 				Group: c.group, Resource: c.resource, Subresource: c.subresource, Verb: c.verb, Namespace: "default",
 			},
 		}}
-		got, err := admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+		got, err := cp.Clientset(controlplane.Admin).AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
