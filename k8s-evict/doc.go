@@ -22,7 +22,7 @@
 // The EvictionResult document (apiVersion sentinel.dev/v1alpha1) holds
 // namespace, pod, uid, dryRun, outcome, reason, httpStatus,
 // retryAfterSeconds (capped by --max-retry-after), pdb (name, need, have:
-// when the answer names them), gone and message. Outcomes:
+// when the answer names them), pdbs, gone and message. Outcomes:
 //
 //	accepted           200/201: the pod is being deleted                  exit 0
 //	gone               404 (reason not-found), or 409 on the UID
@@ -34,7 +34,8 @@
 //	throttled          any other 429                                      exit 2
 //	contention         504: the PDB kept conflicting; or the pod changed  exit 2
 //	accepted-not-gone  --wait ended with the pod still there              exit 2
-//	pdb-overlap        500: more than one PDB selects the pod             exit 3
+//	pdb-overlap        500: more than one PDB selects the pod (pdbs names
+//	                   them, read after the answer when permitted)        exit 3
 //	forbidden          403; reason rbac, negative-budget, too-many-pending,
 //	                   namespace-terminating or denied                    exit 3
 //	unknown            any other answer, or none within --timeout: the
@@ -46,7 +47,8 @@
 // print an error on stderr, nothing on stdout, and exit 1.
 //
 // Permissions: create on pods/eviction; with --wait also get, list and
-// watch on pods.
+// watch on pods; to name overlapping PDBs, get on pods and list on
+// poddisruptionbudgets (deploy/rbac.yaml grants exactly these).
 //
 // Examples:
 //

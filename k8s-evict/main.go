@@ -93,6 +93,9 @@ func run(c *cli.Context) error {
 	if res.Outcome == evict.Accepted && pods != nil && res.UID != "" {
 		waitGone(c.Context, pods, res, wait)
 	}
+	if res.Outcome == evict.PDBOverlap {
+		overlapping(c.Context, cfg, res)
+	}
 	if err := write(c.App.Writer, format, res); err != nil {
 		return err
 	}
@@ -169,11 +172,40 @@ func waitGone(ctx context.Context, pods evict.Pods, res *evict.Result, wait time
 	}
 }
 
+// overlapping names the PDBs behind a pdb-overlap answer, best effort:
+// two reads (the pod, the namespace's PDBs); when either fails, the answer
+// stays as it is and the message says why the names are missing.
+func overlapping(ctx context.Context, cfg *rest.Config, res *evict.Result) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	pods, err := podClient(cfg, res.Namespace)
+	if err != nil {
+		return
+	}
+	pod, err := pods.Get(ctx, res.Pod, metav1.GetOptions{})
+	if err != nil {
+		res.Message += fmt.Sprintf(" (the PDBs could not be named: %v)", err)
+		return
+	}
+	pdbs, err := pods.budgets(ctx, cfg)
+	if err != nil {
+		res.Message += fmt.Sprintf(" (the PDBs could not be named: %v)", err)
+		return
+	}
+	res.PDBs = evict.Overlapping(pod, pdbs)
+	if len(res.PDBs) > 0 {
+		res.Message += " PDBs selecting the pod: " + strings.Join(res.PDBs, ", ") + "."
+	}
+}
+
 func write(w io.Writer, f document.Format, r *evict.Result) error {
 	if f != document.Table {
 		return document.Encode(w, f, r)
 	}
 	pdb := "-"
+	if len(r.PDBs) > 0 {
+		pdb = strings.Join(r.PDBs, ",")
+	}
 	if r.PDB != nil {
 		pdb = r.PDB.Name
 		if r.PDB.Need != nil && r.PDB.Have != nil {

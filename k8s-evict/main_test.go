@@ -164,13 +164,14 @@ type view struct {
 	HTTPStatus int
 	Retry      int
 	PDB        *evict.Budget
+	PDBs       []string
 	Gone       bool
 	Code       int
 }
 
 func viewOf(t *testing.T, o outcome) view {
 	r := result(t, o)
-	return view{r.Outcome, r.Reason, r.HTTPStatus, r.RetryAfterSeconds, r.PDB, r.Gone, o.code}
+	return view{r.Outcome, r.Reason, r.HTTPStatus, r.RetryAfterSeconds, r.PDB, r.PDBs, r.Gone, o.code}
 }
 
 // TestEvict runs the Eviction API's answers one after another, each with
@@ -205,7 +206,7 @@ func TestEvict(t *testing.T) {
 		{name: "a Pending pod bypasses the exhausted budget", args: []string{"--pod", "web-pending"},
 			want: view{Outcome: evict.Accepted, HTTPStatus: 201}},
 		{name: "overlapping budgets", args: []string{"--pod", "api-0"},
-			want:     view{Outcome: evict.PDBOverlap, HTTPStatus: 500, Code: 3},
+			want:     view{Outcome: evict.PDBOverlap, HTTPStatus: 500, PDBs: []string{"api", "backend"}, Code: 3},
 			podStays: "api-0"},
 		{name: "limited user", user: controlplane.NoEvict, args: []string{"--pod", "solo-0"},
 			want:       view{Outcome: evict.Forbidden, Reason: evict.ReasonRBAC, HTTPStatus: 403, Code: 3},

@@ -100,6 +100,9 @@ type Result struct {
 	RetryAfterSeconds int `json:"retryAfterSeconds"`
 	// PDB is the budget the answer names, with need/have when it says so.
 	PDB *Budget `json:"pdb,omitempty"`
+	// PDBs names the budgets that select the pod, read after a pdb-overlap
+	// answer (which does not name them), when they could be read.
+	PDBs []string `json:"pdbs,omitempty"`
 	// Gone is true when the pod with UID was seen gone after the eviction.
 	Gone    bool   `json:"gone,omitempty"`
 	Message string `json:"message"`
