@@ -55,7 +55,7 @@ func main() {
 	}
 	analysis := time.Since(t1)
 	t2 := time.Now()
-	if err := document.Encode(io.Discard, document.JSON, r); err != nil {
+	if err := analyze.WriteJSON(io.Discard, r); err != nil {
 		fmt.Fprintln(os.Stderr, "phases:", err)
 		os.Exit(1)
 	}

@@ -25,5 +25,10 @@ analyze node-4
 
 echo
 echo "what the Eviction API would answer right now, per pod of node-1 (evictableNow):"
-"$BIN/k8s-snapshot" --node node-1 | "$BIN/k8s-analyze" --node node-1 |
-	jq -r '.nodes[].pods[] | "  \(.namespace)/\(.name): \(.action), eviction \(.evictableNow.httpStatus) \(.evictableNow.outcome) (\(.evictableNow.rule))"'
+code=0
+"$BIN/k8s-snapshot" --node node-1 | "$BIN/k8s-analyze" --node node-1 >"$WORK/report-node-1.json" || code=$?
+if ((code == 1 || code > 3)); then
+	echo "k8s-analyze failed on node-1" >&2
+	exit 1
+fi
+jq -r '.nodes[].pods[] | "  \(.namespace)/\(.name): \(.action), eviction \(.evictableNow.httpStatus) \(.evictableNow.outcome) (\(.evictableNow.rule))"' "$WORK/report-node-1.json"
