@@ -25,10 +25,11 @@ echo "exit code: $code (3: blocked, the node is someone else's)"
 [[ $code -eq 3 ]] || exit 1
 
 # The pods to evict: node-1's, except DaemonSet pods, with their UIDs.
-mapfile -t pods < <("$BIN/k8s-snapshot" --node "$node" | jq -r --arg node "$node" '
+"$BIN/k8s-snapshot" --node "$node" >"$WORK/node-1-cordoned.json"
+mapfile -t pods < <(jq -r --arg node "$node" '
   .pods[] | select(.spec.nodeName == $node)
   | select([.metadata.ownerReferences[]? | select(.controller) | .kind] | index("DaemonSet") | not)
-  | "\(.metadata.namespace) \(.metadata.name) \(.metadata.uid)"' | sort)
+  | "\(.metadata.namespace) \(.metadata.name) \(.metadata.uid)"' "$WORK/node-1-cordoned.json" | sort)
 echo
 echo "node-1's pods to evict (DaemonSet pods stay): ${#pods[@]}"
 
