@@ -75,7 +75,10 @@ func run(c *cli.Context) error {
 			return err
 		}
 		if req.UID == "" {
-			if req.UID, err = uidOf(c.Context, pods, req); err != nil {
+			ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+			req.UID, err = uidOf(ctx, pods, req)
+			cancel()
+			if err != nil {
 				return err
 			}
 		}
