@@ -23,6 +23,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+	"github.com/sentinel-go/sentinel/plumbing/scripttest"
 )
 
 // cp is the one real control plane of this test binary.
@@ -391,9 +392,7 @@ current-context: c
 // Each script gets a fresh pool with one node, $NODE, and KUBECONFIG of the
 // admin user; $KUBECTL is kubectl v1.37.2. UPDATE=1 rewrites the goldens.
 //
-// Custom command:
-//
-//	exits N PROG ARGS...   run PROG like exec and require exit code N
+// Custom commands: plumbing/scripttest (exits N PROG ARGS...).
 func TestScript(t *testing.T) {
 	bins := os.Getenv(controlplane.BinsEnv)
 	if bins == "" {
@@ -420,27 +419,6 @@ func TestScript(t *testing.T) {
 			env.Setenv("KUBECTL", filepath.Join(bins, "kubectl"))
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits},
+		Cmds: scripttest.Cmds(),
 	})
-}
-
-func exits(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 {
-		ts.Fatalf("usage: exits N PROG ARGS...")
-	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil {
-		ts.Fatalf("exits: bad code %q", args[0])
-	}
-	got := 0
-	if err := ts.Exec(args[1], args[2:]...); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			ts.Fatalf("exits: %v", err)
-		}
-		got = ee.ExitCode()
-	}
-	if got != want {
-		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
-	}
 }

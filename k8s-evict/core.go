@@ -8,16 +8,16 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+
+	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
 )
 
-// podREST implements evict.Pods (and Get) for one namespace on a REST
-// client that knows core/v1 and nothing else. The typed clientset would do
-// the same requests, but linking it registers every API group at
-// start-up, a large part of a short run's time.
+// podREST implements evict.Pods (and Get) for one namespace on plumbing's
+// core/v1-only REST client: the same requests as the typed clientset,
+// without registering every API group at start-up.
 type podREST struct {
 	rest      rest.Interface
 	param     runtime.ParameterCodec
@@ -25,28 +25,11 @@ type podREST struct {
 }
 
 func podClient(cfg *rest.Config, namespace string) (*podREST, error) {
-	c, param, err := restFor(cfg, "/api", corev1.SchemeGroupVersion, corev1.AddToScheme)
+	c, param, err := kubeclient.CoreV1(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return &podREST{rest: c, param: param, namespace: namespace}, nil
-}
-
-// restFor is a REST client for the group version gv alone.
-func restFor(cfg *rest.Config, apiPath string, gv schema.GroupVersion, add func(*runtime.Scheme) error) (rest.Interface, runtime.ParameterCodec, error) {
-	scheme := runtime.NewScheme()
-	if err := add(scheme); err != nil {
-		return nil, nil, err
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.APIPath = apiPath
-	cfg.GroupVersion = &gv
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	c, err := rest.RESTClientFor(cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	return c, runtime.NewParameterCodec(scheme), nil
 }
 
 func (p *podREST) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Pod, error) {
@@ -66,13 +49,23 @@ func (p *podREST) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 	return p.rest.Get().Namespace(p.namespace).Resource("pods").VersionedParams(&opts, p.param).Watch(ctx)
 }
 
-// budgets lists the PodDisruptionBudgets of pods' namespace.
+// budgets lists the PodDisruptionBudgets of pods' namespace, on a REST
+// client for policy/v1 alone.
 func (p *podREST) budgets(ctx context.Context, cfg *rest.Config) ([]policyv1.PodDisruptionBudget, error) {
-	c, param, err := restFor(cfg, "/apis", policyv1.SchemeGroupVersion, policyv1.AddToScheme)
-	if err != nil {
+	scheme := runtime.NewScheme()
+	if err := policyv1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.APIPath = "/apis"
+	cfg.GroupVersion = &policyv1.SchemeGroupVersion
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	c, err := rest.RESTClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
 	out := &policyv1.PodDisruptionBudgetList{}
-	err = c.Get().Namespace(p.namespace).Resource("poddisruptionbudgets").VersionedParams(&metav1.ListOptions{}, param).Do(ctx).Into(out)
+	err = c.Get().Namespace(p.namespace).Resource("poddisruptionbudgets").
+		VersionedParams(&metav1.ListOptions{}, runtime.NewParameterCodec(scheme)).Do(ctx).Into(out)
 	return out.Items, err
 }

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +21,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+	"github.com/sentinel-go/sentinel/plumbing/scripttest"
 )
 
 // cp is the one real control plane of this test binary.
@@ -473,9 +471,7 @@ current-context: c
 // Pending, PDB web allowing 0), and KUBECONFIG of the admin user.
 // UPDATE=1 rewrites the goldens.
 //
-// Custom command:
-//
-//	exits N PROG ARGS...   run PROG like exec and require exit code N
+// Custom commands: plumbing/scripttest (exits N PROG ARGS...).
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -500,27 +496,6 @@ func TestScript(t *testing.T) {
 			te.Setenv("KUBECONFIG", cp.Kubeconfig(controlplane.Admin))
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits},
+		Cmds: scripttest.Cmds(),
 	})
-}
-
-func exits(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 {
-		ts.Fatalf("usage: exits N PROG ARGS...")
-	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil {
-		ts.Fatalf("exits: bad code %q", args[0])
-	}
-	got := 0
-	if err := ts.Exec(args[1], args[2:]...); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			ts.Fatalf("exits: %v", err)
-		}
-		got = ee.ExitCode()
-	}
-	if got != want {
-		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
-	}
 }

@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
@@ -36,23 +34,7 @@ func TestRBAC(t *testing.T) {
 	if err := cp.WaitPodsReady(ctx, e.ns, "app=solo", 2); err != nil {
 		t.Fatal(err)
 	}
-	admin := cp.Clientset(controlplane.Admin)
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "evict", Namespace: e.ns}}
-	if _, err := admin.CoreV1().ServiceAccounts(e.ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "sentinel-evict-" + e.ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: e.ns}},
-	}
-	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
-	})
-	kubeconfig, err := cp.TokenKubeconfig(ctx, e.ns, sa.Name)
+	kubeconfig, err := cp.BindServiceAccount(ctx, e.ns, "evict", role.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
