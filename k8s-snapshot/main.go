@@ -11,11 +11,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/document"
-	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
 	"github.com/sentinel-go/sentinel/plumbing/kubeflags"
 )
 
@@ -62,7 +62,7 @@ func snap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	client, err := kubeclient.Clientset(cfg)
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
 )
@@ -257,7 +258,7 @@ func TestBindServiceAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := kubeclient.Clientset(cfg)
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

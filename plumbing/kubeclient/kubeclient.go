@@ -2,6 +2,11 @@
 // configuration: clientcmd loading rules (--kubeconfig, KUBECONFIG,
 // --context, in-cluster config inside a pod), QPS and burst, a
 // sentinel-<tool>/<version> user agent, and protobuf for built-in kinds.
+//
+// It deliberately does not build the typed clientset
+// (k8s.io/client-go/kubernetes): linking that registers every API group at
+// start-up, which short-lived tools that touch one group (CoreV1) should not
+// pay for. Tools that need it call kubernetes.NewForConfig themselves.
 package kubeclient
 
 import (
@@ -10,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -65,15 +69,6 @@ func UserAgent(tool, version string) string {
 		version = "dev"
 	}
 	return "sentinel-" + tool + "/" + version
-}
-
-// Clientset is a typed clientset over cfg.
-func Clientset(cfg *rest.Config) (*kubernetes.Clientset, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	return cs, nil
 }
 
 // JSON is a copy of cfg that speaks JSON, for custom resources.
