@@ -43,7 +43,8 @@ lint: ## go vet and staticcheck on every module
 
 .PHONY: bench
 bench: deps kube-bins build ## every tool's benchmark against its peer; figures go to docs/benchmarks.md
-	@for b in */bench/run.sh; do echo "== $$b"; bash $$b; done
+	@failed=(); for b in */bench/run.sh; do echo "== $$b"; bash $$b || failed+=("$$b"); done; \
+	if [[ $${#failed[@]} -gt 0 ]]; then echo "bench: missed a target or failed: $${failed[*]}"; exit 1; fi
 
 .PHONY: cluster
 cluster: kube-bins build ## the local control plane in the foreground with NODES kwok nodes (Ctrl-C stops it)
