@@ -18,7 +18,7 @@ import (
 func TestPipeline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s := setup(t, ctx, "analyze-pvc.yaml", 1)
+	s := setup(t, ctx, "analyze-pvc.yaml", 1, true)
 	kubeconfig := cp.Kubeconfig(controlplane.Viewer)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
