@@ -449,7 +449,7 @@ func (d *decoder) object(p *plan, ptr unsafe.Pointer, level int) error {
 	}
 	d.pos++
 	var buf [128]bool
-	seen := buf[:0]
+	var seen []bool
 	if p.nfield <= len(buf) {
 		seen = buf[:p.nfield]
 	} else {
