@@ -28,16 +28,10 @@ import (
 var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
-	testscript.Main(withControlPlane{m}, map[string]func(){
+	scripttest.MainWithControlPlane(m, &cp, map[string]func(){
 		name: func() { os.Exit(command.Main(app())) },
 	})
 }
-
-// withControlPlane starts the control plane only for the test run itself,
-// not when the binary runs as the k8s-evict command of a script.
-type withControlPlane struct{ m *testing.M }
-
-func (w withControlPlane) Run() int { return controlplane.Main(w.m, controlplane.Options{}, &cp) }
 
 // env is one test's namespace and pool (one kwok node, <pool>-1) with a
 // scenario from testdata/scenarios applied.

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	rbacv1 "k8s.io/api/rbac/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
@@ -19,18 +16,11 @@ import (
 func TestRBAC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	manifest, err := os.ReadFile("deploy/rbac.yaml")
+	role, err := cp.ApplyClusterRole(ctx, "deploy/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var role rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(manifest, &role); err != nil {
-		t.Fatal(err)
-	}
 	e := newEnv(t, ctx, "evict-free.yaml")
-	if err := cp.Apply(ctx, manifest, nil); err != nil {
-		t.Fatal(err)
-	}
 	if err := cp.WaitPodsReady(ctx, e.ns, "app=solo", 2); err != nil {
 		t.Fatal(err)
 	}

@@ -30,18 +30,13 @@ import (
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
 	"github.com/sentinel-go/sentinel/plumbing/document"
+	"github.com/sentinel-go/sentinel/plumbing/scripttest"
 )
 
 var cp *controlplane.ControlPlane
 
-// withControlPlane runs the tests with the control plane up; the tool
-// itself (re-executed by testscript) never starts one.
-type withControlPlane struct{ m *testing.M }
-
-func (w withControlPlane) Run() int { return controlplane.Main(w.m, controlplane.Options{}, &cp) }
-
 func TestMain(m *testing.M) {
-	testscript.Main(withControlPlane{m}, map[string]func(){
+	scripttest.MainWithControlPlane(m, &cp, map[string]func(){
 		name: func() { os.Exit(command.Main(app())) },
 	})
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,9 +10,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	"github.com/sentinel-go/sentinel/plumbing/command"
@@ -28,12 +25,8 @@ import (
 func TestRBAC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	manifest, err := os.ReadFile("deploy/rbac.yaml")
+	role, err := cp.ApplyClusterRole(ctx, "deploy/rbac.yaml")
 	if err != nil {
-		t.Fatal(err)
-	}
-	var role rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(manifest, &role); err != nil {
 		t.Fatal(err)
 	}
 	if role.Name != "sentinel-snapshot-reader" {
@@ -47,9 +40,6 @@ func TestRBAC(t *testing.T) {
 		}
 	}
 
-	if err := cp.Apply(ctx, manifest, nil); err != nil {
-		t.Fatal(err)
-	}
 	ns, err := cp.Namespace(ctx, "snap-rbac")
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
 )
 
 // User is one of the static token users.
@@ -216,4 +217,24 @@ func (cp *ControlPlane) BindServiceAccount(ctx context.Context, namespace, name,
 		return "", fmt.Errorf("bind %s/%s to %s: %w", namespace, name, clusterRole, err)
 	}
 	return cp.TokenKubeconfig(ctx, namespace, name)
+}
+
+// ApplyClusterRole applies the shipped ClusterRole manifest at path (one
+// document, strictly a ClusterRole) and returns it.
+func (cp *ControlPlane) ApplyClusterRole(ctx context.Context, path string) (*rbacv1.ClusterRole, error) {
+	manifest, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(manifest, &role); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if role.Kind != "ClusterRole" || role.Name == "" {
+		return nil, fmt.Errorf("%s: want one named ClusterRole, have %s %q", path, role.Kind, role.Name)
+	}
+	if err := cp.Apply(ctx, manifest, nil); err != nil {
+		return nil, err
+	}
+	return &role, nil
 }
