@@ -6,8 +6,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/sentinel-go/sentinel/k8s-analyze/internal/scripttest"
 	"github.com/sentinel-go/sentinel/plumbing/command"
+	"github.com/sentinel-go/sentinel/plumbing/scripttest"
 )
 
 func TestMain(m *testing.M) {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/sentinel-go/sentinel/k8s-analyze/internal/scripttest"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+	"github.com/sentinel-go/sentinel/plumbing/scripttest"
 )
 
 // TestPipeline runs the scripts in testdata/script against the control
