@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/take"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 	"github.com/sentinel-go/sentinel/plumbing/kubeflags"
@@ -31,8 +32,8 @@ func app() *cli.App {
 		&cli.StringSliceFlag{Name: "node", Usage: "narrow the snapshot to what a drain of node `NAME` needs (repeatable)"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "json", Usage: "output `FORMAT`: json or yaml"},
 		&cli.BoolFlag{Name: "full", Usage: "keep managedFields and the last-applied annotation"},
-		&cli.Int64Flag{Name: "chunk-size", Value: snapshot.DefaultChunkSize, Usage: "objects per list page"},
-		&cli.IntFlag{Name: "parallel", Value: snapshot.DefaultParallel, Usage: "lists in flight at once"},
+		&cli.Int64Flag{Name: "chunk-size", Value: take.DefaultChunkSize, Usage: "objects per list page"},
+		&cli.IntFlag{Name: "parallel", Value: take.DefaultParallel, Usage: "lists in flight at once"},
 		&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on the whole run"},
 		&cli.BoolFlag{Name: "progress", Usage: "print per-list counts on stderr (default: when stderr is a terminal)"},
 	}, kubeflags.Flags()...)
@@ -74,13 +75,13 @@ func snap(c *cli.Context) error {
 	timeout := c.Duration("timeout")
 	ctx, cancel := context.WithTimeout(c.Context, timeout)
 	defer cancel()
-	s, err := snapshot.Take(ctx, client, snapshot.Options{
+	s, err := take.Take(ctx, client, take.Options{
 		Nodes:     nodes,
 		Full:      c.Bool("full"),
 		ChunkSize: c.Int64("chunk-size"),
 		Parallel:  c.Int("parallel"),
 		Server:    cfg.Host,
-		Notify:    func(e snapshot.Event) { report(stderr, progress, e) },
+		Notify:    func(e take.Event) { report(stderr, progress, e) },
 	})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && c.Context.Err() == nil {
@@ -92,7 +93,7 @@ func snap(c *cli.Context) error {
 }
 
 // report prints restarted lists always and finished lists with --progress.
-func report(w io.Writer, progress bool, e snapshot.Event) {
+func report(w io.Writer, progress bool, e take.Event) {
 	what := e.Resource
 	if e.Selector != "" {
 		what += " (" + e.Selector + ")"

@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
-	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/take"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
 )
 
@@ -171,7 +171,7 @@ func dryRunEvict(ctx context.Context, c kubernetes.Interface, namespace, name st
 }
 
 // TestPredictionMatchesEvictionAPI applies each scenario, snapshots its
-// nodes with snapshot.Take, predicts every pod with k8s-analyze, then sends
+// nodes with take.Take, predicts every pod with k8s-analyze, then sends
 // a server-side dry-run eviction per pod: prediction and answer must agree
 // for every pod (dry-run evictions are not cumulative, so pod by pod).
 func TestPredictionMatchesEvictionAPI(t *testing.T) {
@@ -192,7 +192,7 @@ func TestPredictionMatchesEvictionAPI(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			s := setup(t, ctx, tc.file, tc.ready, !tc.overlap)
-			snap, err := snapshot.Take(ctx, cp.Clientset(controlplane.Viewer), snapshot.Options{Nodes: s.nodes})
+			snap, err := take.Take(ctx, cp.Clientset(controlplane.Viewer), take.Options{Nodes: s.nodes})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -269,7 +269,7 @@ func TestStalePDBPrediction(t *testing.T) {
 	if _, err := admin.PolicyV1().PodDisruptionBudgets(s.namespace).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := snapshot.Take(ctx, cp.Clientset(controlplane.Viewer), snapshot.Options{Nodes: s.nodes})
+	snap, err := take.Take(ctx, cp.Clientset(controlplane.Viewer), take.Options{Nodes: s.nodes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,10 @@ package snapshot
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -248,7 +250,7 @@ func isNothing(sel labels.Selector) bool {
 // objects are shared with s, in s's order.
 func ForNodes(s *Snapshot, names ...string) (*Snapshot, error) {
 	names = slices.Compact(slices.Sorted(slices.Values(names)))
-	if err := missingNodes(s.Nodes, names); err != nil {
+	if err := MissingNodes(s.Nodes, names); err != nil {
 		return nil, err
 	}
 	c := newClosure(s, names)
@@ -336,4 +338,21 @@ func keepMeta[T any, PT interface {
 	return keep(items, func(o *T) bool {
 		return want(PT(o).GetObjectMeta().(*metav1.ObjectMeta))
 	})
+}
+
+// MissingNodes is the error for the first name that is not among nodes.
+func MissingNodes(nodes []corev1.Node, names []string) error {
+	var missing []string
+	for _, name := range names {
+		if !slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == name }) {
+			missing = append(missing, name)
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("node %s not found", missing[0])
+	}
+	return fmt.Errorf("nodes %s not found", strings.Join(missing, ", "))
 }

@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bytes"
 	"os"
 	"slices"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 )
 
 // load reads a multi-document YAML file of Kubernetes objects into a
@@ -21,98 +19,11 @@ func load(t testing.TB, path string) (*Snapshot, []runtime.Object) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New()
-	var objs []runtime.Object
-	for doc := range bytes.SplitSeq(data, []byte("\n---\n")) {
-		var tm metav1.TypeMeta
-		if err := yaml.Unmarshal(doc, &tm); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		var obj runtime.Object
-		switch tm.Kind {
-		case "Node":
-			obj = decode(t, doc, &s.Nodes)
-		case "Pod":
-			obj = decode(t, doc, &s.Pods)
-		case "ReplicaSet":
-			obj = decode(t, doc, &s.ReplicaSets)
-		case "Deployment":
-			obj = decode(t, doc, &s.Deployments)
-		case "StatefulSet":
-			obj = decode(t, doc, &s.StatefulSets)
-		case "DaemonSet":
-			obj = decode(t, doc, &s.DaemonSets)
-		case "Job":
-			obj = decode(t, doc, &s.Jobs)
-		case "CronJob":
-			obj = decode(t, doc, &s.CronJobs)
-		case "PodDisruptionBudget":
-			obj = decode(t, doc, &s.PodDisruptionBudgets)
-		case "PersistentVolumeClaim":
-			obj = decode(t, doc, &s.PersistentVolumeClaims)
-		case "PersistentVolume":
-			obj = decode(t, doc, &s.PersistentVolumes)
-		case "StorageClass":
-			obj = decode(t, doc, &s.StorageClasses)
-		case "HorizontalPodAutoscaler":
-			obj = decode(t, doc, &s.HorizontalPodAutoscalers)
-		default:
-			t.Fatalf("%s: unexpected kind %q", path, tm.Kind)
-		}
-		objs = append(objs, obj)
+	s, objs, err := FromManifests(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 	return s, objs
-}
-
-func decode[T any, PT interface {
-	*T
-	runtime.Object
-}](t testing.TB, doc []byte, into *[]T) runtime.Object {
-	t.Helper()
-	var v T
-	if err := yaml.UnmarshalStrict(doc, &v); err != nil {
-		t.Fatalf("decode %T: %v", v, err)
-	}
-	*into = append(*into, v)
-	return PT(&v)
-}
-
-// names is each list of s as sorted "namespace/name" strings.
-func names(s *Snapshot) map[string][]string {
-	out := map[string][]string{}
-	add := func(kind string, m metav1.Object) {
-		n := m.GetName()
-		if m.GetNamespace() != "" {
-			n = m.GetNamespace() + "/" + n
-		}
-		out[kind] = append(out[kind], n)
-	}
-	each(s.Nodes, "nodes", add)
-	each(s.Pods, "pods", add)
-	each(s.ReplicaSets, "replicaSets", add)
-	each(s.Deployments, "deployments", add)
-	each(s.StatefulSets, "statefulSets", add)
-	each(s.DaemonSets, "daemonSets", add)
-	each(s.Jobs, "jobs", add)
-	each(s.CronJobs, "cronJobs", add)
-	each(s.PodDisruptionBudgets, "podDisruptionBudgets", add)
-	each(s.PersistentVolumeClaims, "persistentVolumeClaims", add)
-	each(s.PersistentVolumes, "persistentVolumes", add)
-	each(s.StorageClasses, "storageClasses", add)
-	each(s.HorizontalPodAutoscalers, "horizontalPodAutoscalers", add)
-	for _, v := range out {
-		slices.Sort(v)
-	}
-	return out
-}
-
-func each[T any, PT interface {
-	*T
-	metav1.Object
-}](items []T, kind string, f func(string, metav1.Object)) {
-	for i := range items {
-		f(kind, PT(&items[i]))
-	}
 }
 
 func TestForNodes(t *testing.T) {
@@ -184,7 +95,7 @@ func TestForNodes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, names(got)); diff != "" {
+			if diff := cmp.Diff(tc.want, Names(got)); diff != "" {
 				t.Errorf("ForNodes(%v) (-want +got):\n%s", tc.nodes, diff)
 			}
 			if diff := cmp.Diff(slices.Compact(slices.Sorted(slices.Values(tc.nodes))), got.Metadata.Scope.Nodes); diff != "" {

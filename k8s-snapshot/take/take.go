@@ -1,4 +1,8 @@
-package snapshot
+// Package take fills a snapshot.Snapshot from a cluster: paginated
+// protobuf lists of every kind in parallel (bounded), an expired continue
+// token restarting its list, the node-scope closure for --node, and never a
+// partial result.
+package take
 
 import (
 	"cmp"
@@ -7,8 +11,9 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -32,7 +37,7 @@ const DefaultParallel = 8
 // Options select what Take captures and how.
 type Options struct {
 	// Nodes, when set, narrows the snapshot to what judging a drain of
-	// these nodes needs (see ForNodes); empty means the whole cluster.
+	// these nodes needs (see snapshot.ForNodes); empty means the whole cluster.
 	Nodes []string
 	// Full keeps managedFields and the last-applied annotation.
 	Full bool
@@ -77,18 +82,18 @@ func (t *taker) notify(e Event) {
 	t.opts.Notify(e)
 }
 
-// Take reads a Snapshot from the cluster: the whole cluster, or with
+// Take reads a snapshot.Snapshot from the cluster: the whole cluster, or with
 // opts.Nodes what judging a drain of those nodes needs. It only gets and
 // lists. Either every list succeeds or Take returns an error (a *ListError
 // naming the resource and the API's answer, or "node X not found") and
 // no snapshot.
-func Take(ctx context.Context, client kubernetes.Interface, opts Options) (*Snapshot, error) {
+func Take(ctx context.Context, client kubernetes.Interface, opts Options) (*snapshot.Snapshot, error) {
 	t := &taker{opts: opts, client: client}
-	s := New()
-	s.Metadata = Metadata{
+	s := snapshot.New()
+	s.Metadata = snapshot.Metadata{
 		CapturedAt: metav1.Now(),
 		Server:     t.server(),
-		Scope:      Scope{Nodes: slices.Clone(opts.Nodes), Full: opts.Full},
+		Scope:      snapshot.Scope{Nodes: slices.Clone(opts.Nodes), Full: opts.Full},
 	}
 	v := &versions{m: map[string]string{}}
 	var err error
@@ -105,7 +110,7 @@ func Take(ctx context.Context, client kubernetes.Interface, opts Options) (*Snap
 }
 
 // cluster lists every kind, cluster-wide.
-func (t *taker) cluster(ctx context.Context, s *Snapshot, v *versions) error {
+func (t *taker) cluster(ctx context.Context, s *snapshot.Snapshot, v *versions) error {
 	c, all := t.client, metav1.ListOptions{}
 	return run(ctx, t.parallel(), append([]func(context.Context) error{
 		// pods first: the longest list starts at once.
@@ -116,7 +121,7 @@ func (t *taker) cluster(ctx context.Context, s *Snapshot, v *versions) error {
 
 // rest are the tasks that list every kind but nodes and pods,
 // cluster-wide, and read the server's version.
-func (t *taker) rest(s *Snapshot, v *versions) []func(context.Context) error {
+func (t *taker) rest(s *snapshot.Snapshot, v *versions) []func(context.Context) error {
 	c, all := t.client, metav1.ListOptions{}
 	return []func(context.Context) error{
 		listInto(t, replicaSets(c), all, v, &s.ReplicaSets),
@@ -136,8 +141,8 @@ func (t *taker) rest(s *Snapshot, v *versions) []func(context.Context) error {
 
 // nodes reads the named nodes and the pods on them, every kind a pod's
 // closure may reach, then the pods those owners and PDBs select, and
-// narrows the whole to ForNodes.
-func (t *taker) nodes(ctx context.Context, s *Snapshot, v *versions) (*Snapshot, error) {
+// narrows the whole to snapshot.ForNodes.
+func (t *taker) nodes(ctx context.Context, s *snapshot.Snapshot, v *versions) (*snapshot.Snapshot, error) {
 	c := t.client
 	names := slices.Compact(slices.Sorted(slices.Values(t.opts.Nodes)))
 	nodeLists := make([][]corev1.Node, len(names))
@@ -155,13 +160,13 @@ func (t *taker) nodes(ctx context.Context, s *Snapshot, v *versions) (*Snapshot,
 	}
 	s.Nodes = slices.Concat(nodeLists...)
 	s.Pods = slices.Concat(podLists...)
-	if err := missingNodes(s.Nodes, names); err != nil {
+	if err := snapshot.MissingNodes(s.Nodes, names); err != nil {
 		return nil, err
 	}
 
 	// The other pods, from the watch cache, never older than the pods on
 	// the nodes (and without a quorum read each).
-	queries := PodQueries(s, names)
+	queries := snapshot.PodQueries(s, names)
 	found := make([][]corev1.Pod, len(queries))
 	tasks = tasks[:0]
 	for i, q := range queries {
@@ -175,7 +180,7 @@ func (t *taker) nodes(ctx context.Context, s *Snapshot, v *versions) (*Snapshot,
 		return nil, err
 	}
 	s.Pods = uniquePods(slices.Concat(append(found, s.Pods)...))
-	return ForNodes(s, names...)
+	return snapshot.ForNodes(s, names...)
 }
 
 // uniquePods sorts pods by namespace and name and drops repeats.
@@ -187,7 +192,7 @@ func uniquePods(pods []corev1.Pod) []corev1.Pod {
 }
 
 // version records the server's version.
-func (t *taker) version(ctx context.Context, s *Snapshot) error {
+func (t *taker) version(ctx context.Context, s *snapshot.Snapshot) error {
 	var info version.Info
 	var err error
 	if rc, ok := t.client.Discovery().RESTClient().(*rest.RESTClient); ok && rc != nil {
@@ -281,23 +286,6 @@ func newer(a, b string) bool {
 	x, errA := strconv.ParseUint(a, 10, 64)
 	y, errB := strconv.ParseUint(b, 10, 64)
 	return errA == nil && errB == nil && x > y
-}
-
-// missingNodes is the error for the first name that is not among nodes.
-func missingNodes(nodes []corev1.Node, names []string) error {
-	var missing []string
-	for _, name := range names {
-		if !slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Name == name }) {
-			missing = append(missing, name)
-		}
-	}
-	switch len(missing) {
-	case 0:
-		return nil
-	case 1:
-		return fmt.Errorf("node %s not found", missing[0])
-	}
-	return fmt.Errorf("nodes %s not found", strings.Join(missing, ", "))
 }
 
 // listInto is the task that lists l into *dst.

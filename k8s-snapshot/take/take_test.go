@@ -1,16 +1,20 @@
-package snapshot
+package take
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"testing"
+
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 )
@@ -18,9 +22,9 @@ import (
 // TestTakeWiring runs Take against client-go's fake clientset, which
 // ignores field selectors and limits: it checks the wiring (every list
 // lands in its field, managedFields are dropped unless Full) and that a
-// node-scoped Take is ForNodes of the whole-cluster one.
+// node-scoped Take is snapshot.ForNodes of the whole-cluster one.
 func TestTakeWiring(t *testing.T) {
-	cluster, objs := load(t, "testdata/cluster.yaml")
+	cluster, objs := load(t, "../snapshot/testdata/cluster.yaml")
 	client := fake.NewClientset(objs...)
 	ctx := context.Background()
 
@@ -28,7 +32,7 @@ func TestTakeWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(names(cluster), names(full)); diff != "" {
+	if diff := cmp.Diff(snapshot.Names(cluster), snapshot.Names(full)); diff != "" {
 		t.Errorf("whole-cluster Take (-want +got):\n%s", diff)
 	}
 	for _, p := range full.Pods {
@@ -49,11 +53,11 @@ func TestTakeWiring(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := ForNodes(full, node)
+		want, err := snapshot.ForNodes(full, node)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(names(want), names(got)); diff != "" {
+		if diff := cmp.Diff(snapshot.Names(want), snapshot.Names(got)); diff != "" {
 			t.Errorf("Take --node %s (-want +got):\n%s", node, diff)
 		}
 	}
@@ -164,4 +168,17 @@ func TestListErrorMessages(t *testing.T) {
 			}
 		})
 	}
+}
+
+func load(t testing.TB, path string) (*snapshot.Snapshot, []runtime.Object) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, objs, err := snapshot.FromManifests(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return s, objs
 }
