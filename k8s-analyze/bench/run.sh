@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # k8s-analyze benchmark (make bench): generate snapshots of 500 nodes /
-# 15,000 pods and 5,000 nodes / 150,000 pods (bench/gen.go), then analyse
+# 15,000 pods and 5,000 nodes / 150,000 pods (bench/gen/main.go), then analyse
 # every node of each with the real binary (-o json to /dev/null), RUNS times
 # (default 3), reporting the median wall time, CPU time (user+sys), peak RSS
 # and its ratio to the JSON size, the 10x-input time ratio, and, in process
-# (bench/phases.go), how the time splits between decoding, analysis and
+# (bench/phases/main.go), how the time splits between decoding, analysis and
 # encoding, next to the canonical strict decoder (document.Unmarshal).
 # Targets: full size <= 3 s wall and <= 3x the JSON size in peak RSS;
 # 10x the input <= 12x the time.
@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 
 go build -o "$work/k8s-analyze" .
 for div in 10 1; do
-	go run ./bench/gen.go -div "$div" >"$work/snap-$div.json"
+	go run ./bench/gen/main.go -div "$div" >"$work/snap-$div.json"
 done
 
 # measure FILE: median over $runs of "wall cpu rss_kb".
@@ -45,4 +45,4 @@ for div in 10 1; do
 done
 awk -v a="${wall[10]}" -v b="${wall[1]}" 'BEGIN { printf "10x the input: %.1fx the wall time\n", b / a }'
 echo "phases, in process (full size):"
-go run ./bench/phases.go -f "$work/snap-1.json" -canonical | sed 's/^/  /'
+go run ./bench/phases/main.go -f "$work/snap-1.json" -canonical | sed 's/^/  /'

@@ -3,7 +3,7 @@
 // Gen writes a generated Snapshot document (JSON, indented like
 // k8s-snapshot's) of bench.Full divided by -div to stdout.
 //
-//	go run ./bench/gen.go -div 10 > snapshot.json
+//	go run ./bench/gen/main.go -div 10 > snapshot.json
 package main
 
 import (

@@ -5,7 +5,7 @@
 // document.Unmarshal, the canonical strict decoder), the analysis of every
 // node, and the JSON encoding of the report.
 //
-//	go run ./bench/phases.go -f snapshot.json -canonical
+//	go run ./bench/phases/main.go -f snapshot.json -canonical
 package main
 
 import (
