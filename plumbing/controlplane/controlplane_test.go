@@ -80,6 +80,17 @@ func TestEvictionUnderPDB(t *testing.T) {
 		t.Fatalf("disruptionsAllowed = %d, want 1", pdb.Status.DisruptionsAllowed)
 	}
 
+	// kwok deletes an evicted pod at once and its replacement turns Ready
+	// within a second, after which the controller would allow a disruption
+	// again: freeze the budget while the three evictions are sent.
+	if err := cp.StopControllerManager(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := cp.StartControllerManager(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
 	before, err := cp.Requests(ctx)
 	if err != nil {
 		t.Fatal(err)
