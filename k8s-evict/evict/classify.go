@@ -168,7 +168,7 @@ func Classify(code int, st *metav1.Status, h http.Header) Result {
 		r.Outcome, r.Reason = Forbidden, forbiddenReason(st)
 		if cause, ok := budgetCause(st); ok {
 			r.PDB = parseBudget(cause)
-		} else if st.Details != nil && st.Details.Kind == "poddisruptionbudget" {
+		} else if st.Details != nil && st.Details.Kind == "poddisruptionbudget" && st.Details.Name != "" {
 			r.PDB = &Budget{Name: st.Details.Name}
 		}
 	case code == http.StatusGatewayTimeout:

@@ -204,6 +204,7 @@ func FuzzClassify(f *testing.F) {
 	f.Add(429, "10", `{"kind":"Status","message":"x","details":{"causes":[{"reason":"DisruptionBudget","message":"The disruption budget web needs 3 healthy pods and has 2 currently"}]}}`)
 	f.Add(409, "", `{"kind":"Status","message":"the UID in the precondition"}`)
 	f.Add(403, "", `{"kind":"Status","details":{"kind":"poddisruptionbudget","causes":[{"reason":"DisruptionBudget","message":"The disruption budget "}]}}`)
+	f.Add(403, "", `{"kind":"Status","details":{"kind":"poddisruptionbudget"}}`)
 	f.Add(504, "x", `{"kind":"Status","message":"\""}`)
 	f.Add(201, "", ``)
 	f.Fuzz(func(t *testing.T, code int, retry, body string) {
