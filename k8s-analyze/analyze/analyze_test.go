@@ -57,6 +57,7 @@ func build(t *testing.T, extra map[string]string) *snapshot.Snapshot {
 	if err != nil {
 		t.Fatalf("bad test snapshot: %v\n%s", err, b.String())
 	}
+	sameOnProjection(t, snap, Options{})
 	return snap
 }
 

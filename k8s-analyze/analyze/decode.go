@@ -13,13 +13,15 @@ import (
 // error naming it).
 //
 // JSON goes through strictjson first, several times faster on big
-// snapshots; its strings alias data, which must not change afterwards. When
-// the fast path refuses the input, the canonical decoder decodes it again
-// and gives the accepted document or the error to show.
+// snapshots: it stores only the fields the analysis reads (Needs) and
+// validates the others without keeping them, and its strings alias data,
+// which must not change afterwards. When the fast path refuses the input,
+// the canonical decoder decodes it again, whole, and gives the accepted
+// document or the error to show; the analysis of either is the same.
 func DecodeSnapshot(data []byte) (*snapshot.Snapshot, error) {
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 		var s snapshot.Snapshot
-		if strictjson.Unmarshal(data, &s) == nil && s.APIVersion == document.APIVersion && s.Kind == snapshot.Kind {
+		if strictjson.UnmarshalFields(data, &s, Needs()) == nil && s.APIVersion == document.APIVersion && s.Kind == snapshot.Kind {
 			return &s, nil
 		}
 	}

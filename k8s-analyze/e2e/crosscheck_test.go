@@ -4,6 +4,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,8 +25,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-analyze/strictjson"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/take"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
 var cp *controlplane.ControlPlane
@@ -58,6 +63,35 @@ func TestMain(m *testing.M) {
 type scenario struct {
 	namespace, pool string
 	nodes           []string
+}
+
+// sameOnProjection checks, on real objects, that the fast path of
+// analyze.DecodeSnapshot accepts the JSON of snap and that its projection
+// (analyze.Needs) analyses into the same report as snap itself.
+func sameOnProjection(t *testing.T, snap *snapshot.Snapshot, want *analyze.Report, opts analyze.Options) {
+	t.Helper()
+	var data bytes.Buffer
+	if err := snapshot.Encode(&data, document.JSON, snap); err != nil {
+		t.Fatal(err)
+	}
+	var part snapshot.Snapshot
+	if err := strictjson.UnmarshalFields(data.Bytes(), &part, analyze.Needs()); err != nil {
+		t.Fatalf("the fast path refuses a real snapshot: %v", err)
+	}
+	got, err := analyze.Analyze(&part, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantJSON, gotJSON bytes.Buffer
+	if err := analyze.WriteJSON(&wantJSON, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := analyze.WriteJSON(&gotJSON, got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantJSON.String(), gotJSON.String()); diff != "" {
+		t.Errorf("report of the full snapshot (-) and of its projection (+):\n%s", diff)
+	}
 }
 
 func setup(t *testing.T, ctx context.Context, file string, ready int, countHealthy bool) scenario {
@@ -200,6 +234,7 @@ func TestPredictionMatchesEvictionAPI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			sameOnProjection(t, snap, report, analyze.Options{Nodes: s.nodes})
 			admin := cp.Clientset(controlplane.Admin)
 			var rules []string
 			checked := 0

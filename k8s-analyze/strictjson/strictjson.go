@@ -14,6 +14,13 @@
 // per-kind setters), strings that alias the input instead of being copied
 // (the input must not be modified afterwards), a direct RFC 3339 path for
 // metav1.Time, and the elements of big arrays decoded in parallel.
+//
+// UnmarshalFields decodes a projection: only the fields named by a list of
+// paths are stored; every other value is validated exactly as it would be
+// decoded (field names against the Go type, JSON kinds against Go kinds,
+// number ranges, times, custom unmarshalers run on a scratch value) but
+// stored nowhere, so that what it accepts the canonical decoder accepts
+// too, with the same values in the kept fields.
 package strictjson
 
 import (
@@ -23,6 +30,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,16 +51,63 @@ const parallelMin = 1024
 
 // Unmarshal decodes data into v, a non-nil pointer. Strings in v alias data.
 func Unmarshal(data []byte, v any) error {
-	return unmarshal(data, v, runtime.GOMAXPROCS(0), parallelMin)
+	return unmarshal(data, v, nil, runtime.GOMAXPROCS(0), parallelMin)
 }
 
-func unmarshal(data []byte, v any, workers, parallelMin int) error {
+// UnmarshalFields decodes into v only the fields that keep names, and
+// validates the rest without storing it. A path is the JSON names of nested
+// fields joined by dots ("pods.metadata.name"); slices and pointers are
+// crossed transparently (the path names the fields of their elements), and
+// the field a path ends at is kept whole. A path through a map, a time or a
+// custom unmarshaler, or naming a field the type does not have, is an error
+// (ErrUnsupported). An empty keep stores nothing.
+func UnmarshalFields(data []byte, v any, keep []string) error {
+	root := &keepNode{}
+	for _, path := range keep {
+		root.add(strings.Split(path, "."))
+	}
+	return unmarshal(data, v, root, runtime.GOMAXPROCS(0), parallelMin)
+}
+
+// keepNode is one step of the kept paths: all keeps the whole value,
+// otherwise only the named fields (the rest is validated).
+type keepNode struct {
+	all      bool
+	children map[string]*keepNode
+}
+
+func (n *keepNode) add(path []string) {
+	if n.all {
+		return
+	}
+	if len(path) == 0 {
+		n.all, n.children = true, nil
+		return
+	}
+	if n.children == nil {
+		n.children = map[string]*keepNode{}
+	}
+	c := n.children[path[0]]
+	if c == nil {
+		c = &keepNode{}
+		n.children[path[0]] = c
+	}
+	c.add(path[1:])
+}
+
+// unmarshal decodes data into v, keeping what keep names (nil: everything).
+func unmarshal(data []byte, v any, keep *keepNode, workers, parallelMin int) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("strictjson: need a non-nil pointer, got %T", v)
 	}
-	c := &compiler{plans: map[reflect.Type]*plan{}}
-	p := c.compile(rv.Type().Elem())
+	c := &compiler{plans: map[reflect.Type]*plan{}, checks: map[reflect.Type]*plan{}}
+	var p *plan
+	if keep == nil {
+		p = c.compile(rv.Type().Elem())
+	} else {
+		p = c.partial(rv.Type().Elem(), keep, "")
+	}
 	if c.err != nil {
 		return c.err
 	}
@@ -93,6 +148,9 @@ type plan struct {
 	elem   *plan
 	fields map[string]*field
 	nfield int
+	// check plans validate a value and store nothing (their elements and
+	// fields are check plans too).
+	check bool
 }
 
 type field struct {
@@ -108,8 +166,9 @@ var (
 )
 
 type compiler struct {
-	plans map[reflect.Type]*plan
-	err   error
+	plans  map[reflect.Type]*plan // decode everything
+	checks map[reflect.Type]*plan // validate only
+	err    error
 }
 
 func (c *compiler) fail(t reflect.Type, why string) {
@@ -118,65 +177,146 @@ func (c *compiler) fail(t reflect.Type, why string) {
 	}
 }
 
-func (c *compiler) compile(t reflect.Type) *plan {
-	if p, ok := c.plans[t]; ok {
+func (c *compiler) compile(t reflect.Type) *plan { return c.plan(t, false) }
+
+// checker is the plan that validates a t and stores nothing.
+func (c *compiler) checker(t reflect.Type) *plan { return c.plan(t, true) }
+
+func (c *compiler) plan(t reflect.Type, check bool) *plan {
+	cache := c.plans
+	if check {
+		cache = c.checks
+	}
+	if p, ok := cache[t]; ok {
 		return p
 	}
-	p := &plan{t: t}
-	c.plans[t] = p
-	switch {
-	case t == timeType:
-		p.kind = kTime
-		return p
-	case reflect.PointerTo(t).Implements(unmarshalerType):
-		p.kind = kUnmarshaler
-		return p
-	case reflect.PointerTo(t).Implements(textUnmarshalerType):
-		p.kind = kTextUnmarshaler
+	p := &plan{t: t, check: check}
+	cache[t] = p
+	if c.leaf(p) {
 		return p
 	}
 	switch t.Kind() {
-	case reflect.String:
-		p.kind = kString
-	case reflect.Bool:
-		p.kind = kBool
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		p.kind, p.bits = kInt, t.Bits()
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		p.kind, p.bits = kUint, t.Bits()
-	case reflect.Float32, reflect.Float64:
-		p.kind, p.bits = kFloat, t.Bits()
 	case reflect.Pointer:
 		p.kind = kPtr
-		p.elem = c.compile(t.Elem())
+		p.elem = c.plan(t.Elem(), check)
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			p.kind = kBytes
-			break
-		}
 		p.kind = kSlice
-		p.elem = c.compile(t.Elem())
+		p.elem = c.plan(t.Elem(), check)
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			c.fail(t, "map key is not a string")
 		}
 		p.kind = kMap
-		p.elem = c.compile(t.Elem())
+		p.elem = c.plan(t.Elem(), check)
 	case reflect.Struct:
 		p.kind = kStruct
 		p.fields = map[string]*field{}
-		depth := map[string]int{}
-		c.fields(p, t, 0, 0, depth)
+		for _, f := range c.fields(t) {
+			p.fields[f.name] = &field{offset: f.offset, plan: c.plan(f.t, check), index: p.nfield}
+			p.nfield++
+		}
 	default:
 		c.fail(t, "kind "+t.Kind().String())
 	}
 	return p
 }
 
-// fields adds t's JSON fields to p at offset base, flattening embedded
-// structs the way encoding/json does (the shallower field wins; two at the
-// same depth cancel out).
-func (c *compiler) fields(p *plan, t reflect.Type, base uintptr, level int, depth map[string]int) {
+// leaf sets p's kind when p.t is decoded as a whole (scalars, times, custom
+// unmarshalers, bytes) and says so.
+func (c *compiler) leaf(p *plan) bool {
+	t := p.t
+	switch {
+	case t == timeType:
+		p.kind = kTime
+	case reflect.PointerTo(t).Implements(unmarshalerType):
+		p.kind = kUnmarshaler
+	case reflect.PointerTo(t).Implements(textUnmarshalerType):
+		p.kind = kTextUnmarshaler
+	case t.Kind() == reflect.String:
+		p.kind = kString
+	case t.Kind() == reflect.Bool:
+		p.kind = kBool
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64:
+		p.kind, p.bits = kInt, t.Bits()
+	case t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64:
+		p.kind, p.bits = kUint, t.Bits()
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		p.kind, p.bits = kFloat, t.Bits()
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+		p.kind = kBytes
+	default:
+		return false
+	}
+	return true
+}
+
+// partial is the plan of a t of which only what n names is stored; at is
+// the path so far, for errors.
+func (c *compiler) partial(t reflect.Type, n *keepNode, at string) *plan {
+	if n.all {
+		return c.compile(t)
+	}
+	p := &plan{t: t}
+	if c.leaf(p) {
+		c.fail(t, "path "+at+" goes into a value decoded whole")
+		return p
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		p.kind = kPtr
+		p.elem = c.partial(t.Elem(), n, at)
+	case reflect.Slice:
+		p.kind = kSlice
+		p.elem = c.partial(t.Elem(), n, at)
+	case reflect.Struct:
+		p.kind = kStruct
+		p.fields = map[string]*field{}
+		for _, f := range c.fields(t) {
+			var fp *plan
+			if k := n.children[f.name]; k != nil {
+				fp = c.partial(f.t, k, strings.TrimPrefix(at+"."+f.name, "."))
+			} else {
+				fp = c.checker(f.t)
+			}
+			p.fields[f.name] = &field{offset: f.offset, plan: fp, index: p.nfield}
+			p.nfield++
+		}
+		for name := range n.children {
+			if p.fields[name] == nil {
+				c.fail(t, "path "+strings.TrimPrefix(at+"."+name, ".")+" names no field")
+			}
+		}
+	default:
+		c.fail(t, "path "+at+" goes into a "+t.Kind().String())
+	}
+	return p
+}
+
+// jsonField is a field of a struct as encoding/json sees it.
+type jsonField struct {
+	name   string
+	offset uintptr
+	t      reflect.Type
+}
+
+// fields lists t's JSON fields, flattening embedded structs the way
+// encoding/json does (the shallower field wins; two at the same depth
+// cancel out).
+func (c *compiler) fields(t reflect.Type) []jsonField {
+	byName := map[string]jsonField{}
+	depth := map[string]int{}
+	var order []string
+	c.collect(t, 0, 0, byName, depth, &order)
+	out := make([]jsonField, 0, len(byName))
+	for _, name := range order {
+		if f, ok := byName[name]; ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (c *compiler) collect(t reflect.Type, base uintptr, level int, byName map[string]jsonField, depth map[string]int, order *[]string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag, hasTag := f.Tag.Lookup("json")
@@ -195,7 +335,7 @@ func (c *compiler) fields(p *plan, t reflect.Type, base uintptr, level int, dept
 				return
 			}
 			if ft.Kind() == reflect.Struct {
-				c.fields(p, ft, base+f.Offset, level+1, depth)
+				c.collect(ft, base+f.Offset, level+1, byName, depth, order)
 				continue
 			}
 		}
@@ -210,13 +350,15 @@ func (c *compiler) fields(p *plan, t reflect.Type, base uintptr, level int, dept
 			case d < level:
 				continue
 			case d == level:
-				delete(p.fields, name) // ambiguous: encoding/json drops both
+				delete(byName, name) // ambiguous: encoding/json drops both
 				continue
 			}
 		}
+		if _, seen := depth[name]; !seen {
+			*order = append(*order, name)
+		}
 		depth[name] = level
-		p.fields[name] = &field{offset: base + f.Offset, plan: c.compile(f.Type), index: p.nfield}
-		p.nfield++
+		byName[name] = jsonField{name: name, offset: base + f.Offset, t: f.Type}
 	}
 }
 
@@ -225,6 +367,11 @@ type decoder struct {
 	pos         int
 	workers     int
 	parallelMin int
+	// scratch holds one value per custom-unmarshaler type, to validate
+	// values that are not kept.
+	scratch map[reflect.Type]reflect.Value
+	// keys are the keys of the maps being validated (a stack).
+	keys []string
 }
 
 type syntaxError struct {
@@ -266,6 +413,9 @@ func (d *decoder) literal(lit string) bool {
 
 // value decodes one JSON value (whitespace skipped before it) into p at ptr.
 func (d *decoder) value(p *plan, ptr unsafe.Pointer, level int) error {
+	if p.check {
+		return d.check(p)
+	}
 	c := d.peek()
 	if c == 'n' {
 		if !d.literal("null") {
@@ -481,7 +631,7 @@ func (d *decoder) object(p *plan, ptr unsafe.Pointer, level int) error {
 		d.pos++
 		d.skipWS()
 		fp := unsafe.Add(ptr, f.offset)
-		if level == 0 && f.plan.kind == kSlice && d.workers > 1 && d.peek() == '[' {
+		if level == 0 && f.plan.kind == kSlice && !f.plan.check && d.workers > 1 && d.peek() == '[' {
 			err = d.parallelSlice(f.plan, fp)
 		} else {
 			err = d.value(f.plan, fp, level+1)
@@ -725,6 +875,213 @@ func (d *decoder) dict(p *plan, ptr unsafe.Pointer, level int) error {
 				return err
 			}
 			mv.SetMapIndex(k, v.Elem())
+		}
+		d.skipWS()
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return nil
+		default:
+			return d.errorf("want ',' or '}'")
+		}
+	}
+}
+
+// check validates one JSON value (whitespace skipped before it) as p would
+// decode it, storing nothing.
+func (d *decoder) check(p *plan) error {
+	if d.peek() == 'n' {
+		if !d.literal("null") {
+			return d.errorf("invalid literal")
+		}
+		if p.kind == kUnmarshaler {
+			return d.scratchValue(p, []byte("null"))
+		}
+		return nil
+	}
+	switch p.kind {
+	case kString:
+		_, err := d.str()
+		return err
+	case kBool:
+		if d.literal("true") || d.literal("false") {
+			return nil
+		}
+		return d.errorf("want a boolean")
+	case kInt, kUint, kFloat:
+		var n uint64
+		return d.number(p, unsafe.Pointer(&n))
+	case kPtr:
+		return d.check(p.elem)
+	case kStruct:
+		return d.checkObject(p)
+	case kSlice:
+		return d.checkArray(p)
+	case kMap:
+		return d.checkMap(p)
+	case kTime:
+		s, err := d.str()
+		if err != nil {
+			return err
+		}
+		_, err = time.Parse(time.RFC3339, s)
+		return err
+	default: // kUnmarshaler, kTextUnmarshaler, kBytes
+		start := d.pos
+		if err := d.skip(); err != nil {
+			return err
+		}
+		return d.scratchValue(p, d.data[start:d.pos])
+	}
+}
+
+// scratchValue decodes raw as p.t into a scratch value, for its error.
+func (d *decoder) scratchValue(p *plan, raw []byte) error {
+	v, ok := d.scratch[p.t]
+	if !ok {
+		if d.scratch == nil {
+			d.scratch = map[reflect.Type]reflect.Value{}
+		}
+		v = reflect.New(p.t)
+		d.scratch[p.t] = v
+	}
+	v.Elem().SetZero()
+	if p.kind == kUnmarshaler {
+		return v.Interface().(json.Unmarshaler).UnmarshalJSON(raw)
+	}
+	return json.Unmarshal(raw, v.Interface())
+}
+
+// checkObject validates an object as a struct of p.
+func (d *decoder) checkObject(p *plan) error {
+	if d.peek() != '{' {
+		return d.errorf("want an object for %s", p.t)
+	}
+	d.pos++
+	var buf [128]bool
+	var seen []bool
+	if p.nfield <= len(buf) {
+		seen = buf[:p.nfield]
+	} else {
+		seen = make([]bool, p.nfield)
+	}
+	d.skipWS()
+	if d.peek() == '}' {
+		d.pos++
+		return nil
+	}
+	for {
+		d.skipWS()
+		key, err := d.str()
+		if err != nil {
+			return err
+		}
+		f := p.fields[key]
+		if f == nil {
+			return d.errorf("unknown field %q in %s", key, p.t)
+		}
+		if seen[f.index] {
+			return d.errorf("duplicate field %q in %s", key, p.t)
+		}
+		seen[f.index] = true
+		d.skipWS()
+		if d.peek() != ':' {
+			return d.errorf("want ':'")
+		}
+		d.pos++
+		d.skipWS()
+		if err := d.check(f.plan); err != nil {
+			return err
+		}
+		d.skipWS()
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return nil
+		default:
+			return d.errorf("want ',' or '}'")
+		}
+	}
+}
+
+// checkArray validates an array of p's elements.
+func (d *decoder) checkArray(p *plan) error {
+	if d.peek() != '[' {
+		return d.errorf("want an array for %s", p.t)
+	}
+	d.pos++
+	d.skipWS()
+	if d.peek() == ']' {
+		d.pos++
+		return nil
+	}
+	for {
+		d.skipWS()
+		if err := d.check(p.elem); err != nil {
+			return err
+		}
+		d.skipWS()
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			return nil
+		default:
+			return d.errorf("want ',' or ']'")
+		}
+	}
+}
+
+// checkMap validates an object as a map of p, duplicate keys included.
+func (d *decoder) checkMap(p *plan) error {
+	if d.peek() != '{' {
+		return d.errorf("want an object for %s", p.t)
+	}
+	d.pos++
+	d.skipWS()
+	if d.peek() == '}' {
+		d.pos++
+		return nil
+	}
+	base := len(d.keys)
+	defer func() { d.keys = d.keys[:base] }()
+	var many map[string]bool // once there are too many keys to compare
+	for {
+		d.skipWS()
+		key, err := d.str()
+		if err != nil {
+			return err
+		}
+		switch {
+		case many != nil:
+			if many[key] {
+				return d.errorf("duplicate key %q", key)
+			}
+			many[key] = true
+		case slices.Contains(d.keys[base:], key):
+			return d.errorf("duplicate key %q", key)
+		case len(d.keys)-base == 32:
+			many = make(map[string]bool, 64)
+			for _, k := range d.keys[base:] {
+				many[k] = true
+			}
+			many[key] = true
+		default:
+			d.keys = append(d.keys, key)
+		}
+		d.skipWS()
+		if d.peek() != ':' {
+			return d.errorf("want ':'")
+		}
+		d.pos++
+		d.skipWS()
+		if err := d.check(p.elem); err != nil {
+			return err
 		}
 		d.skipWS()
 		switch d.peek() {

@@ -3,8 +3,13 @@ package strictjson
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
 
 	kjson "sigs.k8s.io/json"
 
@@ -24,14 +29,26 @@ func canonical(data []byte, v any) error {
 	return nil
 }
 
+// someFields is a projection of a Snapshot that keeps whole subtrees,
+// fields through slices and pointers, and leaves others to validation.
+var someFields = []string{
+	"apiVersion", "kind", "metadata.capturedAt",
+	"nodes.metadata.name", "nodes.metadata.labels",
+	"pods.metadata.name", "pods.metadata.uid", "pods.metadata.labels", "pods.metadata.ownerReferences",
+	"pods.spec.nodeName", "pods.spec.volumes.name", "pods.spec.volumes.emptyDir", "pods.spec.volumes.persistentVolumeClaim.claimName",
+	"pods.status.conditions", "pods.status.phase",
+	"podDisruptionBudgets.metadata", "podDisruptionBudgets.spec",
+}
+
 // agree checks the promise: what Unmarshal accepts, the canonical decoder
-// accepts with the same result.
+// accepts with the same result; what UnmarshalFields accepts with
+// someFields, it accepts too, with the same kept fields.
 func agree(t *testing.T, data []byte) (fastOK bool) {
 	t.Helper()
 	var fast, split, slow snapshot.Snapshot
 	ferr := Unmarshal(data, &fast)
 	// The parallel path, taken for every array of the top level.
-	if perr := unmarshal(data, &split, 3, 1); (perr == nil) != (ferr == nil) || (ferr == nil && !reflect.DeepEqual(fast, split)) {
+	if perr := unmarshal(data, &split, nil, 3, 1); (perr == nil) != (ferr == nil) || (ferr == nil && !reflect.DeepEqual(fast, split)) {
 		t.Fatalf("parallel decoding differs (%v, %v) on:\n%s", perr, ferr, data)
 	}
 	serr := canonical(data, &slow)
@@ -43,7 +60,108 @@ func agree(t *testing.T, data []byte) (fastOK bool) {
 			t.Fatalf("strictjson and the canonical decoder disagree on:\n%s", data)
 		}
 	}
+	for _, keep := range [][]string{someFields, nil} {
+		var part, partSplit snapshot.Snapshot
+		root := keepTree(keep)
+		err := unmarshal(data, &part, root, 1, 1)
+		if perr := unmarshal(data, &partSplit, root, 3, 1); (perr == nil) != (err == nil) || (err == nil && !reflect.DeepEqual(part, partSplit)) {
+			t.Fatalf("parallel projected decoding differs (%v, %v) (-seq +par):\n%s\non:\n%s", perr, err, cmp.Diff(part, partSplit), data)
+		}
+		if err != nil {
+			continue
+		}
+		if serr != nil {
+			t.Fatalf("strictjson accepted with %d kept paths what the canonical decoder refuses (%v):\n%s", len(keep), serr, data)
+		}
+		want := slow
+		project(t, reflect.ValueOf(&want).Elem(), root)
+		if diff := cmp.Diff(want, part); diff != "" {
+			t.Fatalf("kept fields differ from the canonical decoder's (-want +got):\n%s\non:\n%s", diff, data)
+		}
+		// And it accepts what the full fast path accepts: a projection
+		// never refuses more.
+		if ferr == nil && err != nil {
+			t.Fatalf("UnmarshalFields refused (%v) what Unmarshal accepts:\n%s", err, data)
+		}
+	}
 	return ferr == nil
+}
+
+func keepTree(keep []string) *keepNode {
+	root := &keepNode{}
+	for _, p := range keep {
+		root.add(strings.Split(p, "."))
+	}
+	return root
+}
+
+// project zeroes in v (a copy of a full decode) what n does not keep.
+func project(t *testing.T, v reflect.Value, n *keepNode) {
+	t.Helper()
+	if n.all {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			// The copy shares pointers with the original: project a copy.
+			cp := reflect.New(v.Elem().Type())
+			cp.Elem().Set(v.Elem())
+			project(t, cp.Elem(), n)
+			v.Set(cp)
+		}
+	case reflect.Slice:
+		if !v.IsNil() {
+			cp := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+			reflect.Copy(cp, v)
+			for i := range cp.Len() {
+				project(t, cp.Index(i), n)
+			}
+			v.Set(cp)
+		}
+	case reflect.Struct:
+		c := &compiler{}
+		for _, f := range c.fields(v.Type()) {
+			fv := reflect.NewAt(f.t, unsafe.Add(v.Addr().UnsafePointer(), f.offset)).Elem()
+			if k := n.children[f.name]; k != nil {
+				project(t, fv, k)
+			} else {
+				fv.SetZero()
+			}
+		}
+	default:
+		t.Fatalf("path into a %s", v.Type())
+	}
+}
+
+func TestFieldPaths(t *testing.T) {
+	tests := map[string]struct {
+		keep    []string
+		wantErr bool
+	}{
+		"fields":          {keep: someFields},
+		"nothing":         {keep: nil},
+		"whole and part":  {keep: []string{"pods", "pods.metadata.name"}},
+		"unknown field":   {keep: []string{"pods.metadata.nmae"}, wantErr: true},
+		"json name only":  {keep: []string{"pods.ObjectMeta"}, wantErr: true},
+		"into a map":      {keep: []string{"pods.metadata.labels.app"}, wantErr: true},
+		"into a time":     {keep: []string{"metadata.capturedAt.Time"}, wantErr: true},
+		"into a quantity": {keep: []string{"nodes.status.capacity.cpu"}, wantErr: true},
+		"into a string":   {keep: []string{"kind.x"}, wantErr: true},
+		"empty segment":   {keep: []string{"pods..name"}, wantErr: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var s snapshot.Snapshot
+			err := UnmarshalFields([]byte(`{"kind":"Snapshot"}`), &s, tc.keep)
+			if got := err != nil; got != tc.wantErr {
+				t.Errorf("error = %v, want an error: %v", err, tc.wantErr)
+			}
+			if err != nil && !errors.Is(err, ErrUnsupported) {
+				t.Errorf("error %v is not ErrUnsupported", err)
+			}
+		})
+	}
 }
 
 func TestAgreesWithCanonical(t *testing.T) {
