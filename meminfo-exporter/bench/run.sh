@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # meminfo-exporter against node_exporter restricted to meminfo, in one run:
-# both on loopback, the same load generator (wrk), the same concurrency and
-# duration, alternating rounds; then the parser's go test -bench figures.
+# both on loopback, the same load generators, the same concurrency and
+# duration, alternating rounds: wrk (closed loop) for the most requests/s
+# and bench/loadgen (open loop, the same fixed rate for both) for latency;
+# then the parser's go test -bench figures.
 # Writes the "## meminfo-exporter" section of docs/benchmarks.md.
 #
 #   bash meminfo-exporter/bench/run.sh            # or: make bench
-#   DURATION=10s CONNECTIONS=8 ROUNDS=2 bash meminfo-exporter/bench/run.sh
+#   DURATION=10s CONNECTIONS=8 ROUNDS=2 LOAD=0.5 bash meminfo-exporter/bench/run.sh
+#   (LOAD: the open-loop rate as a fraction of node_exporter's wrk requests/s)
 #   NO_WRITE=1 bash meminfo-exporter/bench/run.sh  # print only
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -16,6 +19,7 @@ DURATION="${DURATION:-10s}"
 CONNECTIONS="${CONNECTIONS:-8}"
 THREADS="${THREADS:-2}"
 ROUNDS="${ROUNDS:-2}"
+LOAD="${LOAD:-0.5}"
 mkdir -p "$cache/bin"
 
 for tool in wrk go curl; do
@@ -29,6 +33,7 @@ done
 echo "bench: building meminfo-exporter" >&2
 make -C "$root" --no-print-directory build >/dev/null # the binary users get
 cp "$root/bin/meminfo-exporter" "$cache/bin/meminfo-exporter"
+(cd "$root/meminfo-exporter" && go build -o "$cache/bin/loadgen" ./bench/loadgen)
 ne="$cache/bin/node_exporter-$NODE_EXPORTER_VERSION"
 if [[ ! -x "$ne" ]]; then
 	echo "bench: building node_exporter $NODE_EXPORTER_VERSION from the Go module proxy" >&2
@@ -104,6 +109,15 @@ load() {
 	printf 'bench: %-28s %10s req/s  p99 %8s ms  %8s us CPU/request\n' "$1" "$rps" "$(to_ms "$p99")" "$cpu" >&2
 }
 
+# open NAME URL RATE: one loadgen round at RATE requests/s; appends
+# "p50ms p99ms" to $work/NAME.open.
+open_loop() {
+	local out
+	out=$("$cache/bin/loadgen" -url "$2" -rate "$3" -duration "$DURATION" -connections "$CONNECTIONS")
+	awk '{for (i = 1; i < NF; i++) v[$i] = $(i + 1); print v["p50"], v["p99"]}' <<<"$out" >>"$work/$1.open"
+	printf 'bench: %-28s %10s req/s  open loop: %s\n' "$1" "$3" "$out" >&2
+}
+
 # mean over the rounds of field $2 in file $1
 mean() { awk -v f="$2" '{s += $f; n++} END {printf "%.2f", s / n}' "$1"; }
 hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
@@ -136,7 +150,18 @@ compare() {
 		load "ne-$label" "http://127.0.0.1:$ne_port/metrics" "$ne_pid"
 		load "me-$label" "http://127.0.0.1:$me_port/metrics" "$me_pid"
 	done
-	local ne_rps me_rps ne_p99 me_p99 ne_rss me_rss ne_cpu me_cpu
+	local rate
+	rate=$(awk -v r="$(mean "$work/ne-$label" 1)" -v f="$LOAD" 'BEGIN {printf "%d", r * f}')
+	for round in $(seq "$ROUNDS"); do
+		echo "bench: $label, open-loop round $round of $ROUNDS ($rate req/s, $CONNECTIONS connections, $DURATION)" >&2
+		open_loop "ne-$label" "http://127.0.0.1:$ne_port/metrics" "$rate"
+		open_loop "me-$label" "http://127.0.0.1:$me_port/metrics" "$rate"
+	done
+	local ne_rps me_rps ne_p99 me_p99 ne_rss me_rss ne_cpu me_cpu ne_o50 me_o50 ne_o99 me_o99
+	ne_o50=$(mean "$work/ne-$label.open" 1)
+	me_o50=$(mean "$work/me-$label.open" 1)
+	ne_o99=$(mean "$work/ne-$label.open" 2)
+	me_o99=$(mean "$work/me-$label.open" 2)
 	ne_rps=$(mean "$work/ne-$label" 1)
 	me_rps=$(mean "$work/me-$label" 1)
 	ne_p99=$(mean "$work/ne-$label" 2)
@@ -152,8 +177,12 @@ compare() {
 		echo "| $label: series per scrape | $ne_series | $me_series | | |"
 		r=$(ratio "$me_rps" "$ne_rps")
 		echo "| $label: requests/s | $ne_rps | $me_rps | $r x | >= 2x: $(verdict "$r" ">=" 2) |"
+		r=$(ratio "$me_o99" "$ne_o99")
+		echo "| $label: p99 latency at $rate req/s, open loop (ms) | $ne_o99 | $me_o99 | $r x | <= 0.5x: $(verdict "$r" "<=" 0.5) |"
+		r=$(ratio "$me_o50" "$ne_o50")
+		echo "| $label: p50 latency at $rate req/s, open loop (ms) | $ne_o50 | $me_o50 | $r x | |"
 		r=$(ratio "$me_p99" "$ne_p99")
-		echo "| $label: p99 latency (ms) | $ne_p99 | $me_p99 | $r x | <= 0.5x: $(verdict "$r" "<=" 0.5) |"
+		echo "| $label: p99 latency at saturation, wrk closed loop (ms) | $ne_p99 | $me_p99 | $r x | (each at its own requests/s) |"
 		r=$(ratio "$me_cpu" "$ne_cpu")
 		echo "| $label: CPU time per request (us) | $ne_cpu | $me_cpu | $r x | (<= 0.5x means >= 2x the requests/s on an idle machine) |"
 		r=$(ratio "$me_rss" "$ne_rss")
@@ -189,8 +218,15 @@ Measured $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) CPUs ($(uname -r)), Go $(go env
 \`bash meminfo-exporter/bench/run.sh\` (also run by \`make bench\`): meminfo-exporter and
 node_exporter $NODE_EXPORTER_VERSION (built from the Go module proxy) both on loopback, both restricted
 to /proc/meminfo (\`--collectors meminfo\`; \`--collector.disable-defaults --collector.meminfo\`),
-scraped by the same \`wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency\` in $ROUNDS alternating rounds of one
-run (figures are the means), in two configurations: "defaults" keeps both exporters' Go/process/promhttp
+loaded by the same generators in $ROUNDS alternating rounds of one run (figures are the means): first
+\`wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency\` (closed loop: each connection sends its next request
+when the last is answered, so it finds the most requests/s each exporter answers), then
+\`bench/loadgen -rate R -connections $CONNECTIONS -duration $DURATION\` (open loop: requests sent on a fixed
+schedule at the same R for both, R = $LOAD x node_exporter's wrk requests/s, each latency counted from
+the moment the request was handed to the connections, so queueing behind a slow answer counts). The
+p99 target is read at the same offered load: wrk's p99 at saturation measures each exporter at its own
+request rate (the faster one is driven 3x harder), which says more about the queue than the
+exporter. Two configurations: "defaults" keeps both exporters' Go/process/promhttp
 metrics; "no exporter metrics" turns them off on both (\`--web.disable-exporter-metrics\`;
 \`--disable-exporter-metrics\`), which leaves the meminfo path alone. The machine is shared with other
 builds, so absolute figures vary from run to run; the ratios are what the run compares.
@@ -207,7 +243,7 @@ figures, so a busy machine inflates them):
 | Parse (this machine's /proc/meminfo, $(wc -l <"$root/meminfo-exporter/testdata/procfs/linux-6.18-x86_64/meminfo") lines) | $(us "$parse_ns") | $parse_allocs | <= 3 us, 0 allocs |
 | ReadParse (pread of /proc/meminfo on a kept fd + parse) | $(us "$rp_ns") | $rp_allocs | <= 10 us |
 
-Reading the table: requests/s and p99 are wall-clock, and the load generator shares the CPUs with
+Reading the table: requests/s and latencies are wall-clock, and the load generators share the CPUs with
 both exporters (and, on a shared machine, with other builds), so they move with the machine's load.
 CPU time per request (utime + stime of the exporter over the requests it served) does not: it is
 the figure to compare, 0.5x the CPU per request being 2x the requests/s on an otherwise idle machine.

@@ -70,6 +70,7 @@ type Exporter struct {
 	registry *prometheus.Registry // the Go collector, nil when off
 	process  *process             // process_* metrics, nil when off
 	frames   framePool
+	bodies   bodies
 	labels   []string // collector label of each source, stable for pointers
 	store    store
 	errs     parseErrors

@@ -26,7 +26,7 @@ func (e *Exporter) Handler() http.Handler {
 		metrics = promhttp.HandlerForTransactional(e, opts)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics)
+	mux.Handle("GET /metrics", e.bodies.oneWrite(metrics))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		// Liveness: the process serves. It never reads a source.
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
