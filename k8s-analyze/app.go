@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -55,13 +54,6 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// The decoded snapshot aliases the input and is about its size again,
-	// and almost nothing becomes garbage before the report is written:
-	// collect only when the heap nears 2.8x the input (at least 512 MiB),
-	// so that peak memory stays under 3x without a collection every time
-	// the heap doubles.
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(max(int64(len(data))*28/10, 512<<20))
 	snap, err := analyze.DecodeSnapshot(data)
 	if err != nil {
 		return err
@@ -84,16 +76,20 @@ func run(c *cli.Context) error {
 	return exitcode.Status(report.Risk.ExitCode())
 }
 
-// read reads the whole input like document.Read, but sized up front when
-// it is a regular file, so that a big snapshot is not copied while growing.
+// read reads the whole input like document.Read. A regular file within the
+// limit is mapped rather than read (see mapFile), or read in one go at its
+// known size when it cannot be mapped.
 func read(r io.Reader, limit int64) ([]byte, error) {
 	f, ok := r.(*os.File)
 	if !ok {
 		return document.Read(r, limit)
 	}
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() > limit {
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 || st.Size() > limit {
 		return document.Read(r, limit)
+	}
+	if data, err := mapFile(f, st.Size()); err == nil {
+		return data, nil
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(st.Size()) + bytes.MinRead)

@@ -124,21 +124,22 @@ type podState struct {
 }
 
 func (a *analyzer) node(n *corev1.Node) Node {
-	out := Node{Name: n.Name, UID: n.UID, Risk: Low, Findings: []Finding{}, Pods: []PodVerdict{}, PDBs: []PDBBudget{}}
 	pods := a.x.podsByNode[n.Name]
-	// Ready replicas on this node, per top controller.
+	out := Node{Name: n.Name, UID: n.UID, Risk: Low, Findings: []Finding{}, Pods: make([]PodVerdict, 0, len(pods)), PDBs: []PDBBudget{}}
+	// Owner chains, and Ready replicas on this node per top controller.
+	chains := make([]chain, len(pods))
 	readyHere := make(map[*owner]int)
-	for _, p := range pods {
-		if servingReady(p) {
-			if top := a.x.top(p); top != nil {
-				readyHere[top]++
-			}
+	for i, p := range pods {
+		c := &chains[i]
+		c.hops, c.top = a.x.chain(p, true)
+		if c.top != nil && servingReady(p) {
+			readyHere[c.top]++
 		}
 	}
 	states := make([]podState, len(pods))
 	namespaces := make(map[string]bool)
 	for i, p := range pods {
-		st, fs := a.pod(p, readyHere)
+		st, fs := a.pod(p, chains[i], readyHere)
 		states[i] = st
 		out.Findings = append(out.Findings, fs...)
 		if !st.skipped {
@@ -256,9 +257,15 @@ func pdbSubject(p *policyv1.PodDisruptionBudget) Subject {
 	return Subject{Kind: "PodDisruptionBudget", Namespace: p.Namespace, Name: p.Name, UID: p.UID}
 }
 
+// chain is a pod's owner chain and its last verified owner.
+type chain struct {
+	hops []OwnerHop
+	top  *owner
+}
+
 // pod judges one pod of the node.
-func (a *analyzer) pod(p *corev1.Pod, readyHere map[*owner]int) (podState, []Finding) {
-	hops, top := a.x.chain(p, true)
+func (a *analyzer) pod(p *corev1.Pod, c chain, readyHere map[*owner]int) (podState, []Finding) {
+	hops, top := c.hops, c.top
 	matching := a.x.matching(p)
 	pdbs := make([]*policyv1.PodDisruptionBudget, len(matching))
 	for i, m := range matching {
@@ -363,6 +370,9 @@ func allVerified(hops []OwnerHop) bool {
 func (a *analyzer) ownerFindings(p *corev1.Pod, subj Subject, hops []OwnerHop) []Finding {
 	var fs []Finding
 	for _, h := range hops {
+		if h.Problem == "" {
+			continue
+		}
 		ev := map[string]string{"ownerKind": h.Kind, "ownerName": h.Name, "ownerUID": string(h.UID)}
 		switch h.Problem {
 		case "missing":

@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -22,9 +23,11 @@ type index struct {
 	podsByNode map[string][]*corev1.Pod
 	podsByNS   map[string][]*corev1.Pod
 	pdbsByNS   map[string][]*pdbInfo
-	owners     map[objKey]*owner
-	pvcs       map[objKey]*corev1.PersistentVolumeClaim
-	pvs        map[string]*corev1.PersistentVolume
+	// pdbCandidates narrows, per namespace, the PDBs that may select a pod.
+	pdbCandidates map[string]*candidates
+	owners        map[objKey]*owner
+	pvcs          map[objKey]*corev1.PersistentVolumeClaim
+	pvs           map[string]*corev1.PersistentVolume
 	// readyByTop counts Ready, running pods per top controller UID, over
 	// every node.
 	readyByTop map[types.UID]int
@@ -71,25 +74,25 @@ func ownerGroup(kind string) (group string, known bool) {
 // every pod's node is in the snapshot (for a whole-cluster snapshot) or every
 // scoped node is (for a node-scoped one).
 func validate(s *snapshot.Snapshot) error {
-	uids := make(map[types.UID]string, len(s.Pods)+len(s.Nodes))
-	names := make(map[objKey]string, len(s.Pods)+len(s.Nodes))
+	uids := make(map[types.UID]place, len(s.Pods)+len(s.Nodes))
+	names := make(map[objKey]place, len(s.Pods)+len(s.Nodes))
 	check := func(list, kind string, i int, m *metav1.ObjectMeta) error {
-		where := fmt.Sprintf("%s[%d] %s", list, i, name(m.Namespace, m.Name))
+		here := place{list, i, m}
 		if m.Name == "" {
 			return fmt.Errorf("%s[%d]: metadata.name is missing", list, i)
 		}
 		if m.UID == "" {
-			return fmt.Errorf("%s: metadata.uid is missing", where)
+			return fmt.Errorf("%s: metadata.uid is missing", here)
 		}
 		if prev, dup := uids[m.UID]; dup {
-			return fmt.Errorf("duplicate uid %q: %s and %s", m.UID, prev, where)
+			return fmt.Errorf("duplicate uid %q: %s and %s", m.UID, prev, here)
 		}
-		uids[m.UID] = where
+		uids[m.UID] = here
 		k := objKey{kind, m.Namespace, m.Name}
 		if prev, dup := names[k]; dup {
-			return fmt.Errorf("duplicate %s %s: %s and %s", kind, name(m.Namespace, m.Name), prev, where)
+			return fmt.Errorf("duplicate %s %s: %s and %s", kind, name(m.Namespace, m.Name), prev, here)
 		}
-		names[k] = where
+		names[k] = here
 		return nil
 	}
 	var err error
@@ -135,6 +138,17 @@ func validate(s *snapshot.Snapshot) error {
 	return nil
 }
 
+// place is where an object is in the snapshot, for errors.
+type place struct {
+	list string
+	i    int
+	m    *metav1.ObjectMeta
+}
+
+func (p place) String() string {
+	return fmt.Sprintf("%s[%d] %s", p.list, p.i, name(p.m.Namespace, p.m.Name))
+}
+
 func name(namespace, n string) string {
 	if namespace == "" {
 		return n
@@ -144,14 +158,15 @@ func name(namespace, n string) string {
 
 func newIndex(s *snapshot.Snapshot) *index {
 	x := &index{
-		nodes:      make(map[string]*corev1.Node, len(s.Nodes)),
-		podsByNode: make(map[string][]*corev1.Pod, len(s.Nodes)),
-		podsByNS:   make(map[string][]*corev1.Pod),
-		pdbsByNS:   make(map[string][]*pdbInfo),
-		owners:     make(map[objKey]*owner, len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.DaemonSets)+len(s.Jobs)+len(s.CronJobs)+len(s.Nodes)),
-		pvcs:       make(map[objKey]*corev1.PersistentVolumeClaim, len(s.PersistentVolumeClaims)),
-		pvs:        make(map[string]*corev1.PersistentVolume, len(s.PersistentVolumes)),
-		readyByTop: make(map[types.UID]int),
+		nodes:         make(map[string]*corev1.Node, len(s.Nodes)),
+		podsByNode:    make(map[string][]*corev1.Pod, len(s.Nodes)),
+		podsByNS:      make(map[string][]*corev1.Pod),
+		pdbsByNS:      make(map[string][]*pdbInfo),
+		pdbCandidates: make(map[string]*candidates),
+		owners:        make(map[objKey]*owner, len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.DaemonSets)+len(s.Jobs)+len(s.CronJobs)+len(s.Nodes)),
+		pvcs:          make(map[objKey]*corev1.PersistentVolumeClaim, len(s.PersistentVolumeClaims)),
+		pvs:           make(map[string]*corev1.PersistentVolume, len(s.PersistentVolumes)),
+		readyByTop:    make(map[types.UID]int),
 	}
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
@@ -196,6 +211,12 @@ func newIndex(s *snapshot.Snapshot) *index {
 			}
 		}
 		x.pdbsByNS[p.Namespace] = append(x.pdbsByNS[p.Namespace], info)
+		c := x.pdbCandidates[p.Namespace]
+		if c == nil {
+			c = &candidates{byLabel: map[labelPair][]int{}}
+			x.pdbCandidates[p.Namespace] = c
+		}
+		c.add(info)
 	}
 	for i := range s.PersistentVolumeClaims {
 		c := &s.PersistentVolumeClaims[i]
@@ -291,11 +312,53 @@ func (x *index) top(p *corev1.Pod) *owner {
 	return top
 }
 
-// matching are the PDBs of p's namespace that select it.
+// candidates are the PDBs of a namespace, indexed by one label pair their
+// selector requires (matchLabels), so that a pod is matched only against
+// the PDBs that can select it.
+type candidates struct {
+	all     []*pdbInfo
+	byLabel map[labelPair][]int // indices in all
+	rest    []int               // selectors without matchLabels
+}
+
+type labelPair struct{ key, value string }
+
+func (c *candidates) add(info *pdbInfo) {
+	i := len(c.all)
+	c.all = append(c.all, info)
+	var sel map[string]string
+	if info.sel != nil {
+		sel = info.pdb.Spec.Selector.MatchLabels
+	}
+	if len(sel) == 0 {
+		c.rest = append(c.rest, i)
+		return
+	}
+	// Every pair is required: any one narrows exactly. The smallest key
+	// keeps the choice deterministic.
+	k := slices.Min(slices.Collect(maps.Keys(sel)))
+	pair := labelPair{k, sel[k]}
+	c.byLabel[pair] = append(c.byLabel[pair], i)
+}
+
+// matching are the PDBs of p's namespace that select it, in snapshot order.
 func (x *index) matching(p *corev1.Pod) []*pdbInfo {
+	c := x.pdbCandidates[p.Namespace]
+	if c == nil {
+		return nil
+	}
+	var buf [8]int
+	idx := append(buf[:0], c.rest...)
+	for k, v := range p.Labels {
+		idx = append(idx, c.byLabel[labelPair{k, v}]...)
+	}
+	slices.Sort(idx)
 	var out []*pdbInfo
-	for _, info := range x.pdbsByNS[p.Namespace] {
-		if info.matches(p) {
+	for j, i := range idx {
+		if j > 0 && idx[j-1] == i {
+			continue
+		}
+		if info := c.all[i]; info.matches(p) {
 			out = append(out, info)
 		}
 	}

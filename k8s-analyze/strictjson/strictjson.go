@@ -45,13 +45,24 @@ import (
 // does not decode.
 var ErrUnsupported = errors.New("strictjson: unsupported type")
 
-// parallelMin is the element count above which an array is split over
-// workers.
-const parallelMin = 1024
+// config says how to split the work.
+type config struct {
+	workers int
+	// parallelMin is the element count from which an array is decoded by
+	// several workers.
+	parallelMin int
+	// scanMin is the size of the first region of a parallel boundary scan
+	// (see boundaries).
+	scanMin int
+}
+
+func defaults() config {
+	return config{workers: runtime.GOMAXPROCS(0), parallelMin: 1024, scanMin: 1 << 20}
+}
 
 // Unmarshal decodes data into v, a non-nil pointer. Strings in v alias data.
 func Unmarshal(data []byte, v any) error {
-	return unmarshal(data, v, nil, runtime.GOMAXPROCS(0), parallelMin)
+	return unmarshal(data, v, nil, defaults())
 }
 
 // UnmarshalFields decodes into v only the fields that keep names, and
@@ -66,7 +77,7 @@ func UnmarshalFields(data []byte, v any, keep []string) error {
 	for _, path := range keep {
 		root.add(strings.Split(path, "."))
 	}
-	return unmarshal(data, v, root, runtime.GOMAXPROCS(0), parallelMin)
+	return unmarshal(data, v, root, defaults())
 }
 
 // keepNode is one step of the kept paths: all keeps the whole value,
@@ -96,7 +107,7 @@ func (n *keepNode) add(path []string) {
 }
 
 // unmarshal decodes data into v, keeping what keep names (nil: everything).
-func unmarshal(data []byte, v any, keep *keepNode, workers, parallelMin int) error {
+func unmarshal(data []byte, v any, keep *keepNode, cfg config) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("strictjson: need a non-nil pointer, got %T", v)
@@ -111,7 +122,7 @@ func unmarshal(data []byte, v any, keep *keepNode, workers, parallelMin int) err
 	if c.err != nil {
 		return c.err
 	}
-	d := &decoder{data: data, workers: workers, parallelMin: parallelMin}
+	d := &decoder{data: data, config: cfg}
 	d.skipWS()
 	if err := d.value(p, rv.UnsafePointer(), 0); err != nil {
 		return err
@@ -147,6 +158,7 @@ type plan struct {
 	bits   int
 	elem   *plan
 	fields map[string]*field
+	list   []*field // fields by index
 	nfield int
 	// check plans validate a value and store nothing (their elements and
 	// fields are check plans too).
@@ -154,6 +166,7 @@ type plan struct {
 }
 
 type field struct {
+	name   string
 	offset uintptr
 	plan   *plan
 	index  int
@@ -212,8 +225,7 @@ func (c *compiler) plan(t reflect.Type, check bool) *plan {
 		p.kind = kStruct
 		p.fields = map[string]*field{}
 		for _, f := range c.fields(t) {
-			p.fields[f.name] = &field{offset: f.offset, plan: c.plan(f.t, check), index: p.nfield}
-			p.nfield++
+			p.addField(f, c.plan(f.t, check))
 		}
 	default:
 		c.fail(t, "kind "+t.Kind().String())
@@ -278,8 +290,7 @@ func (c *compiler) partial(t reflect.Type, n *keepNode, at string) *plan {
 			} else {
 				fp = c.checker(f.t)
 			}
-			p.fields[f.name] = &field{offset: f.offset, plan: fp, index: p.nfield}
-			p.nfield++
+			p.addField(f, fp)
 		}
 		for name := range n.children {
 			if p.fields[name] == nil {
@@ -290,6 +301,22 @@ func (c *compiler) partial(t reflect.Type, n *keepNode, at string) *plan {
 		c.fail(t, "path "+at+" goes into a "+t.Kind().String())
 	}
 	return p
+}
+
+func (p *plan) addField(f jsonField, fp *plan) {
+	pf := &field{name: f.name, offset: f.offset, plan: fp, index: p.nfield}
+	p.fields[f.name] = pf
+	p.list = append(p.list, pf)
+	p.nfield++
+}
+
+// field finds the field named key, trying first the one after the last
+// (encoders write fields in declaration order).
+func (p *plan) field(key string, next int) *field {
+	if next < len(p.list) && p.list[next].name == key {
+		return p.list[next]
+	}
+	return p.fields[key]
 }
 
 // jsonField is a field of a struct as encoding/json sees it.
@@ -365,13 +392,14 @@ func (c *compiler) collect(t reflect.Type, base uintptr, level int, byName map[s
 type decoder struct {
 	data        []byte
 	pos         int
-	workers     int
-	parallelMin int
+	config
 	// scratch holds one value per custom-unmarshaler type, to validate
 	// values that are not kept.
 	scratch map[reflect.Type]reflect.Value
 	// keys are the keys of the maps being validated (a stack).
 	keys []string
+	// slices are the scratch buffers of array decoding, per plan.
+	slices map[*plan]*sliceScratch
 }
 
 type syntaxError struct {
@@ -610,13 +638,14 @@ func (d *decoder) object(p *plan, ptr unsafe.Pointer, level int) error {
 		d.pos++
 		return nil
 	}
+	next := 0
 	for {
 		d.skipWS()
 		key, err := d.str()
 		if err != nil {
 			return err
 		}
-		f := p.fields[key]
+		f := p.field(key, next)
 		if f == nil {
 			return d.errorf("unknown field %q in %s", key, p.t)
 		}
@@ -624,6 +653,7 @@ func (d *decoder) object(p *plan, ptr unsafe.Pointer, level int) error {
 			return d.errorf("duplicate field %q in %s", key, p.t)
 		}
 		seen[f.index] = true
+		next = f.index + 1
 		d.skipWS()
 		if d.peek() != ':' {
 			return d.errorf("want ':'")
@@ -652,64 +682,16 @@ func (d *decoder) object(p *plan, ptr unsafe.Pointer, level int) error {
 	}
 }
 
-// boundaries finds where each element of an array starts, tracking only
-// strings and nesting; the decoding pass checks the syntax. It leaves d.pos
-// just past the array.
-func (d *decoder) boundaries() ([]int, error) {
-	start := d.pos
-	data := d.data
-	offsets := []int{}
-	depth := 0
-	expect := true // the next non-space byte at depth 1 starts an element
-	for i := start; i < len(data); i++ {
-		switch c := data[i]; c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '"':
-			if expect && depth == 1 {
-				offsets = append(offsets, i)
-				expect = false
-			}
-			for i++; i < len(data) && data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					i++
-				}
-			}
-		case '[', '{':
-			if expect && depth == 1 {
-				offsets = append(offsets, i)
-				expect = false
-			}
-			depth++
-		case ']', '}':
-			depth--
-			if depth == 0 {
-				d.pos = i + 1
-				return offsets, nil
-			}
-		case ',':
-			if depth == 1 {
-				expect = true
-			}
-		default:
-			if expect && depth == 1 {
-				offsets = append(offsets, i)
-				expect = false
-			}
-		}
-	}
-	d.pos = len(data)
-	return nil, d.errorf("unterminated array")
-}
-
 func (d *decoder) makeSlice(p *plan, ptr unsafe.Pointer, n int) unsafe.Pointer {
 	s := reflect.MakeSlice(p.t, n, n)
 	reflect.NewAt(p.t, ptr).Elem().Set(s)
 	return s.UnsafePointer()
 }
 
-// slice decodes an array element by element into a slice that grows by
-// doubling (nested arrays are read once) and ends with no spare capacity.
+// slice decodes an array element by element into a scratch slice kept per
+// plan (nested arrays are read once), then copies the elements into a slice
+// of the exact length: most nested arrays are short and decoded by the
+// hundred thousand.
 func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 	if d.peek() != '[' {
 		return d.errorf("want an array for %s", p.t)
@@ -723,15 +705,23 @@ func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 		sv.Set(reflect.MakeSlice(p.t, 0, 0))
 		return nil
 	}
-	cur := reflect.MakeSlice(p.t, 0, 1)
+	sc := &sliceScratch{buf: reflect.MakeSlice(p.t, 0, 0)}
+	if level > 1 {
+		// Not the big arrays of the top level: their scratch would stay.
+		sc = d.scratchSlice(p)
+		defer func() { sc.busy = false }()
+	}
+	cur := sc.buf
 	n := 0
 	for {
 		if n == cur.Cap() {
-			grown := reflect.MakeSlice(p.t, n, 2*n)
+			grown := reflect.MakeSlice(p.t, n, max(4, 2*n))
 			reflect.Copy(grown, cur)
 			cur = grown
+			sc.buf = cur
 		}
 		cur = cur.Slice(0, n+1)
+		cur.Index(n).SetZero()
 		d.skipWS()
 		if err := d.value(p.elem, unsafe.Add(cur.UnsafePointer(), uintptr(n)*size), level+1); err != nil {
 			return err
@@ -743,14 +733,9 @@ func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 			d.pos++
 		case ']':
 			d.pos++
-			if n < cur.Cap() {
-				// Keep no spare capacity: most nested arrays are short and
-				// decoded by the hundred thousand.
-				exact := reflect.MakeSlice(p.t, n, n)
-				reflect.Copy(exact, cur)
-				cur = exact
-			}
-			sv.Set(cur)
+			exact := reflect.MakeSlice(p.t, n, n)
+			reflect.Copy(exact, cur)
+			sv.Set(exact)
 			return nil
 		default:
 			return d.errorf("want ',' or ']'")
@@ -758,10 +743,36 @@ func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 	}
 }
 
+// sliceScratch is a decoder's reusable buffer for the arrays of one plan.
+type sliceScratch struct {
+	buf  reflect.Value
+	busy bool // an array of this plan is being decoded (it nests)
+}
+
+func (d *decoder) scratchSlice(p *plan) *sliceScratch {
+	sc := d.slices[p]
+	if sc == nil || sc.busy {
+		// An array inside an array of the same plan gets its own.
+		sc = &sliceScratch{buf: reflect.MakeSlice(p.t, 0, 0)}
+		if d.slices[p] == nil {
+			if d.slices == nil {
+				d.slices = map[*plan]*sliceScratch{}
+			}
+			d.slices[p] = sc
+		}
+	}
+	sc.busy = true
+	return sc
+}
+
 // parallelSlice is slice with the elements split over the workers.
 func (d *decoder) parallelSlice(p *plan, ptr unsafe.Pointer) error {
 	start := d.pos
 	offsets, err := d.boundaries()
+	if errors.Is(err, errScalarElements) {
+		d.pos = start
+		return d.slice(p, ptr, 1)
+	}
 	if err != nil {
 		return err
 	}
@@ -783,7 +794,7 @@ func (d *decoder) parallelSlice(p *plan, ptr unsafe.Pointer) error {
 			break
 		}
 		wg.Go(func() {
-			wd := &decoder{data: d.data, workers: 1}
+			wd := &decoder{data: d.data, config: config{workers: 1}}
 			for i := lo; i < hi; i++ {
 				wd.pos = offsets[i]
 				if err := wd.value(p.elem, unsafe.Add(base, uintptr(i)*size), 2); err != nil {
@@ -972,13 +983,14 @@ func (d *decoder) checkObject(p *plan) error {
 		d.pos++
 		return nil
 	}
+	next := 0
 	for {
 		d.skipWS()
 		key, err := d.str()
 		if err != nil {
 			return err
 		}
-		f := p.fields[key]
+		f := p.field(key, next)
 		if f == nil {
 			return d.errorf("unknown field %q in %s", key, p.t)
 		}
@@ -986,6 +998,7 @@ func (d *decoder) checkObject(p *plan) error {
 			return d.errorf("duplicate field %q in %s", key, p.t)
 		}
 		seen[f.index] = true
+		next = f.index + 1
 		d.skipWS()
 		if d.peek() != ':' {
 			return d.errorf("want ':'")

@@ -40,6 +40,10 @@ var someFields = []string{
 	"podDisruptionBudgets.metadata", "podDisruptionBudgets.spec",
 }
 
+// split3 takes the parallel paths for every array of the top level, with
+// boundary scan chunks at every newline.
+var split3 = config{workers: 3, parallelMin: 1, scanMin: 1}
+
 // agree checks the promise: what Unmarshal accepts, the canonical decoder
 // accepts with the same result; what UnmarshalFields accepts with
 // someFields, it accepts too, with the same kept fields.
@@ -48,7 +52,7 @@ func agree(t *testing.T, data []byte) (fastOK bool) {
 	var fast, split, slow snapshot.Snapshot
 	ferr := Unmarshal(data, &fast)
 	// The parallel path, taken for every array of the top level.
-	if perr := unmarshal(data, &split, nil, 3, 1); (perr == nil) != (ferr == nil) || (ferr == nil && !reflect.DeepEqual(fast, split)) {
+	if perr := unmarshal(data, &split, nil, split3); (perr == nil) != (ferr == nil) || (ferr == nil && !reflect.DeepEqual(fast, split)) {
 		t.Fatalf("parallel decoding differs (%v, %v) on:\n%s", perr, ferr, data)
 	}
 	serr := canonical(data, &slow)
@@ -63,8 +67,8 @@ func agree(t *testing.T, data []byte) (fastOK bool) {
 	for _, keep := range [][]string{someFields, nil} {
 		var part, partSplit snapshot.Snapshot
 		root := keepTree(keep)
-		err := unmarshal(data, &part, root, 1, 1)
-		if perr := unmarshal(data, &partSplit, root, 3, 1); (perr == nil) != (err == nil) || (err == nil && !reflect.DeepEqual(part, partSplit)) {
+		err := unmarshal(data, &part, root, config{workers: 1})
+		if perr := unmarshal(data, &partSplit, root, split3); (perr == nil) != (err == nil) || (err == nil && !reflect.DeepEqual(part, partSplit)) {
 			t.Fatalf("parallel projected decoding differs (%v, %v) (-seq +par):\n%s\non:\n%s", perr, err, cmp.Diff(part, partSplit), data)
 		}
 		if err != nil {
@@ -169,37 +173,44 @@ func TestAgreesWithCanonical(t *testing.T) {
 		json   string
 		wantOK bool
 	}{
-		"minimal":           {`{"apiVersion":"sentinel.dev/v1alpha1","kind":"Snapshot","metadata":{"capturedAt":"2026-11-29T12:00:00Z"}}`, true},
-		"whitespace":        {" \n{ \"kind\" : \"Snapshot\" , \"pods\" : [ ] }\r\n", true},
-		"unknown field":     {`{"kind":"Snapshot","bogus":1}`, false},
-		"nested unknown":    {`{"pods":[{"spec":{"nodeNmae":"x"}}]}`, false},
-		"case mismatch":     {`{"Kind":"Snapshot"}`, false},
-		"duplicate field":   {`{"kind":"Snapshot","kind":"Snapshot"}`, false},
-		"duplicate map key": {`{"pods":[{"metadata":{"labels":{"a":"1","a":"2"}}}]}`, false},
-		"duplicate nested":  {`{"pods":[{"metadata":{"name":"a","name":"b"}}]}`, false},
-		"trailing data":     {`{"kind":"Snapshot"} x`, false},
-		"two documents":     {`{"kind":"Snapshot"}{}`, false},
-		"truncated":         {`{"kind":"Snapshot","pods":[{"metadata":{"name":"a"`, false},
-		"type mismatch":     {`{"pods":[{"metadata":{"generation":"1"}}]}`, false},
-		"float into int":    {`{"pods":[{"metadata":{"generation":1.5}}]}`, false},
-		"int overflow":      {`{"pods":[{"spec":{"priority":2147483648}}]}`, false},
-		"escapes":           {`{"pods":[{"metadata":{"name":"a\"b\u00e9\n","labels":{"k\/":"\ud83d\ude00"}}}]}`, true},
-		"utf-8":             {`{"pods":[{"metadata":{"name":"caf` + "\u00e9" + `"}}]}`, true},
-		"nulls":             {`{"pods":[{"metadata":{"name":null,"labels":null,"creationTimestamp":null,"deletionTimestamp":null},"spec":{"containers":null}}],"nodes":null}`, true},
-		"quantities":        {`{"pods":[{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m","memory":"1Gi"},"limits":{"cpu":2}}}]}}]}`, true},
-		"int or string":     {`{"podDisruptionBudgets":[{"spec":{"minAvailable":"50%","maxUnavailable":1}}]}`, true},
-		"bad time":          {`{"metadata":{"capturedAt":"yesterday"}}`, false},
-		"bad quantity":      {`{"pods":[{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"lots"}}}]}}]}`, false},
-		"empty object":      {`{}`, true},
-		"not an object":     {`[]`, false},
-		"control character": {"{\"kind\":\"a\tb\"}", false},
-		"bad escape":        {`{"kind":"\x"}`, false},
-		"leading zero":      {`{"pods":[{"metadata":{"generation":01}}]}`, false},
-		"leading comma":     {`{"pods":[,{}]}`, false},
-		"trailing comma":    {`{"pods":[{},]}`, false},
-		"missing comma":     {`{"pods":[{} {}]}`, false},
-		"nested brackets":   {`{"pods":[{"spec":{"containers":[{"args":["]","[","}\"{"]}]}},{}]}`, true},
-		"negative uint":     {`{"pods":[{"spec":{"containers":[{"name":"c","ports":[{"containerPort":-1}]}]}}]}`, true},
+		"minimal":                  {`{"apiVersion":"sentinel.dev/v1alpha1","kind":"Snapshot","metadata":{"capturedAt":"2026-11-29T12:00:00Z"}}`, true},
+		"whitespace":               {" \n{ \"kind\" : \"Snapshot\" , \"pods\" : [ ] }\r\n", true},
+		"unknown field":            {`{"kind":"Snapshot","bogus":1}`, false},
+		"nested unknown":           {`{"pods":[{"spec":{"nodeNmae":"x"}}]}`, false},
+		"case mismatch":            {`{"Kind":"Snapshot"}`, false},
+		"duplicate field":          {`{"kind":"Snapshot","kind":"Snapshot"}`, false},
+		"duplicate map key":        {`{"pods":[{"metadata":{"labels":{"a":"1","a":"2"}}}]}`, false},
+		"duplicate nested":         {`{"pods":[{"metadata":{"name":"a","name":"b"}}]}`, false},
+		"trailing data":            {`{"kind":"Snapshot"} x`, false},
+		"two documents":            {`{"kind":"Snapshot"}{}`, false},
+		"truncated":                {`{"kind":"Snapshot","pods":[{"metadata":{"name":"a"`, false},
+		"type mismatch":            {`{"pods":[{"metadata":{"generation":"1"}}]}`, false},
+		"float into int":           {`{"pods":[{"metadata":{"generation":1.5}}]}`, false},
+		"int overflow":             {`{"pods":[{"spec":{"priority":2147483648}}]}`, false},
+		"escapes":                  {`{"pods":[{"metadata":{"name":"a\"b\u00e9\n","labels":{"k\/":"\ud83d\ude00"}}}]}`, true},
+		"utf-8":                    {`{"pods":[{"metadata":{"name":"caf` + "\u00e9" + `"}}]}`, true},
+		"nulls":                    {`{"pods":[{"metadata":{"name":null,"labels":null,"creationTimestamp":null,"deletionTimestamp":null},"spec":{"containers":null}}],"nodes":null}`, true},
+		"quantities":               {`{"pods":[{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m","memory":"1Gi"},"limits":{"cpu":2}}}]}}]}`, true},
+		"int or string":            {`{"podDisruptionBudgets":[{"spec":{"minAvailable":"50%","maxUnavailable":1}}]}`, true},
+		"bad time":                 {`{"metadata":{"capturedAt":"yesterday"}}`, false},
+		"bad quantity":             {`{"pods":[{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"lots"}}}]}}]}`, false},
+		"empty object":             {`{}`, true},
+		"not an object":            {`[]`, false},
+		"control character":        {"{\"kind\":\"a\tb\"}", false},
+		"bad escape":               {`{"kind":"\x"}`, false},
+		"leading zero":             {`{"pods":[{"metadata":{"generation":01}}]}`, false},
+		"leading comma":            {`{"pods":[,{}]}`, false},
+		"trailing comma":           {`{"pods":[{},]}`, false},
+		"missing comma":            {`{"pods":[{} {}]}`, false},
+		"nested brackets":          {`{"pods":[{"spec":{"containers":[{"args":["]","[","}\"{"]}]}},{}]}`, true},
+		"lines":                    {"{\"pods\": [\n  {},\n  {\"metadata\": {\"name\": \"a\"}}\n],\n\"nodes\": [\n{}\n]\n}\n", true},
+		"lines and escapes":        {"{\"pods\":[\n{\"metadata\":{\"name\":\"a\\\\\"}},\n{\"metadata\":{\"name\":\"]\\\"}\\n\"}},\n{\"metadata\":{\"labels\":{\"[\":\"{\\\\\\\\\"}}}\n],\n\"nodes\":[]}", true},
+		"lines, bad glue":          {"{\"pods\":[\n{}\n{}\n]}", false},
+		"lines, scalars":           {"{\"pods\":[\n1,\n2\n]}", false},
+		"lines, nested end":        {"{\"pods\":[\n{\"spec\":{\n\"containers\":[\n]\n}}\n]\n,\"nodes\":[\n{}]}", true},
+		"lines, newline in string": {"{\"pods\":[\n{\"metadata\":{\"name\":\"a\n\"}},\n{}\n]}", false},
+		"unterminated lines":       {"{\"pods\":[\n{},\n{}\n", false},
+		"negative uint":            {`{"pods":[{"spec":{"containers":[{"name":"c","ports":[{"containerPort":-1}]}]}}]}`, true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -230,6 +241,7 @@ func FuzzUnmarshal(f *testing.F) {
 		`{"pods":[{"metadata":{"name":"a","labels":{"app":"web"},"ownerReferences":[{"kind":"ReplicaSet","name":"r","uid":"u","controller":true}]},"spec":{"nodeName":"n","containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}]}`,
 		`{"podDisruptionBudgets":[{"metadata":{"name":"p","generation":2},"spec":{"minAvailable":"50%","selector":{"matchExpressions":[{"key":"a","operator":"In","values":["x"]}]}},"status":{"disruptedPods":{"a":"2026-11-29T12:00:00Z"}}}]}`,
 		`{"nodes":[{"metadata":{"name":"n1","uid":"x"},"status":{"capacity":{"cpu":"4"}}}]}`,
+		"{\n  \"pods\": [\n    {\"metadata\": {\"name\": \"a\\\"]\"}},\n    {\"spec\": {\"containers\": [\n      {\"name\": \"c\"}\n    ]}}\n  ],\n  \"nodes\": [\n    {}\n  ]\n}\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -26,6 +26,7 @@ func main() {
 	file := flag.String("f", "", "snapshot `FILE`")
 	canonical := flag.Bool("canonical", false, "also time document.Unmarshal")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the fast path's phases to `FILE`")
+	memprofile := flag.String("memprofile", "", "write an allocation profile of the fast path's phases to `FILE`")
 	flag.Parse()
 	data, err := os.ReadFile(*file)
 	if err != nil {
@@ -73,6 +74,17 @@ func main() {
 		os.Exit(1)
 	}
 	encode := time.Since(t2)
+	if *memprofile != "" {
+		f, err := os.Create(*memprofile)
+		if err == nil {
+			runtime.GC()
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "phases:", err)
+			os.Exit(1)
+		}
+	}
 	total := decode + analysis + encode
 	fmt.Printf("bytes %d\npods %d\nnodes %d\ndecode_s %.3f\nanalyze_s %.3f\nencode_s %.3f\ndecode_share %.2f\n",
 		len(data), len(s.Pods), len(r.Nodes), decode.Seconds(), analysis.Seconds(), encode.Seconds(), decode.Seconds()/total.Seconds())

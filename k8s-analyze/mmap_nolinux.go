@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package main
+
+const mapPopulate = 0

@@ -1,0 +1,178 @@
+package strictjson
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+)
+
+// errScalarElements: the parallel boundary scan only splits arrays of
+// objects, arrays and strings; the caller decodes others sequentially.
+var errScalarElements = errors.New("strictjson: array of scalars")
+
+// boundaries finds where each element of the array at d.pos starts, and
+// leaves d.pos just past the array. It tracks only strings and nesting; the
+// decoding pass checks the syntax (each element must end right before its
+// separator and the next offset, see glue), so wrong offsets are refused,
+// never accepted.
+//
+// The scan runs on every worker: a raw newline cannot occur inside a JSON
+// string, so a chunk that starts just after a newline starts outside any
+// string, at a depth the chunks before it tell. Each chunk records the
+// tokens at the lowest depth it reaches (element starts are at the array's
+// own depth, the lowest inside it), and the chunks are joined in order once
+// their starting depths are known. The array's end is not known in
+// advance: regions of growing size (the first scanMin bytes, then twice what
+// was scanned) are scanned until one holds it, so little is scanned past it.
+// Without newlines (compact JSON) every region is one chunk.
+func (d *decoder) boundaries() ([]int, error) {
+	start := d.pos
+	lo, depth := start+1, 1 // just inside the array
+	var offsets []int
+	size := d.scanMin
+	for lo < len(d.data) {
+		hi := min(len(d.data), lo+size)
+		if hi < len(d.data) {
+			// End regions just after a newline, outside strings.
+			nl := bytes.IndexByte(d.data[hi:], '\n')
+			if nl < 0 {
+				hi = len(d.data)
+			} else {
+				hi += nl + 1
+			}
+		}
+		chunks := d.scanRegion(lo, hi)
+		for _, c := range chunks {
+			end, err := c.join(depth, &offsets)
+			if err != nil {
+				return nil, err
+			}
+			if end >= 0 {
+				d.pos = end
+				return offsets, nil
+			}
+			depth += c.delta
+		}
+		size = 2 * (hi - start)
+		lo = hi
+	}
+	d.pos = len(d.data)
+	return nil, d.errorf("unterminated array")
+}
+
+// scanRegion scans data[lo:hi] in chunks that start after newlines, one
+// per worker.
+func (d *decoder) scanRegion(lo, hi int) []chunk {
+	cuts := []int{lo}
+	n := d.workers
+	if hi-lo < 2*d.scanMin {
+		n = 1
+	}
+	for w := 1; w < n; w++ {
+		at := max(lo+(hi-lo)*w/n, cuts[len(cuts)-1])
+		nl := bytes.IndexByte(d.data[at:hi], '\n')
+		if nl < 0 {
+			break
+		}
+		if at+nl+1 < hi {
+			cuts = append(cuts, at+nl+1)
+		}
+	}
+	cuts = append(cuts, hi)
+	chunks := make([]chunk, len(cuts)-1)
+	var wg sync.WaitGroup
+	for i := range chunks {
+		wg.Go(func() { chunks[i] = scan(d.data, cuts[i], cuts[i+1]) })
+	}
+	wg.Wait()
+	return chunks
+}
+
+// chunk is what the scan of one chunk found, depths relative to its start.
+type chunk struct {
+	delta  int    // depth at its end
+	events []mark // tokens at the lowest depth reached so far
+}
+
+type mark struct {
+	pos   int
+	depth int  // before the token
+	kind  byte // 's': a value opens ('{', '[' or '"'), 'c': a bracket closes, 'x': a scalar
+}
+
+// scan walks data[from:to], starting outside strings at depth 0.
+func scan(data []byte, from, to int) chunk {
+	var c chunk
+	depth, low := 0, 0
+	for i := from; i < to; i++ {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r', ',', ':':
+		case '"':
+			if depth <= low {
+				c.events = append(c.events, mark{i, depth, 's'})
+			}
+			i = closingQuote(data, i+1, to)
+		case '{', '[':
+			if depth <= low {
+				c.events = append(c.events, mark{i, depth, 's'})
+			}
+			depth++
+		case '}', ']':
+			depth--
+			if depth < low {
+				low = depth
+				c.events = append(c.events, mark{i, depth, 'c'})
+			}
+		default:
+			if depth <= low {
+				c.events = append(c.events, mark{i, depth, 'x'})
+			}
+			for i+1 < to && !isDelim(data[i+1]) {
+				i++
+			}
+		}
+	}
+	c.delta = depth
+	return c
+}
+
+// closingQuote is the index of the quote that ends the string whose
+// contents start at i (to-1 when it does not end before to).
+func closingQuote(data []byte, i, to int) int {
+	for i < to {
+		switch data[i] {
+		case '"':
+			return i
+		case '\\':
+			i++
+		}
+		i++
+	}
+	return to - 1
+}
+
+func isDelim(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ',', ':', '"', '{', '[', '}', ']':
+		return true
+	}
+	return false
+}
+
+// join appends the element starts of c, which starts at the given depth of
+// the array (1: its elements' depth), to offsets, and returns the position
+// just past the array when it ends in c (else -1).
+func (c *chunk) join(depth int, offsets *[]int) (end int, err error) {
+	for _, m := range c.events {
+		switch at := depth + m.depth; {
+		case m.kind == 'c' && at == 0:
+			return m.pos + 1, nil
+		case at != 1:
+		case m.kind == 's':
+			*offsets = append(*offsets, m.pos)
+		case m.kind == 'x':
+			return -1, errScalarElements
+		}
+	}
+	return -1, nil
+}
