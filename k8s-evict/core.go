@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
@@ -52,20 +50,12 @@ func (p *podREST) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 // budgets lists the PodDisruptionBudgets of pods' namespace, on a REST
 // client for policy/v1 alone.
 func (p *podREST) budgets(ctx context.Context, cfg *rest.Config) ([]policyv1.PodDisruptionBudget, error) {
-	scheme := runtime.NewScheme()
-	if err := policyv1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.APIPath = "/apis"
-	cfg.GroupVersion = &policyv1.SchemeGroupVersion
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	c, err := rest.RESTClientFor(cfg)
+	c, codec, err := kubeclient.For(cfg, nil, policyv1.SchemeGroupVersion, policyv1.AddToScheme)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
+		return nil, err
 	}
 	out := &policyv1.PodDisruptionBudgetList{}
 	err = c.Get().Namespace(p.namespace).Resource("poddisruptionbudgets").
-		VersionedParams(&metav1.ListOptions{}, runtime.NewParameterCodec(scheme)).Do(ctx).Into(out)
+		VersionedParams(&metav1.ListOptions{}, codec).Do(ctx).Into(out)
 	return out.Items, err
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/take"
@@ -63,7 +62,7 @@ func snap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	src, err := take.NewREST(cfg)
 	if err != nil {
 		return err
 	}
@@ -75,7 +74,7 @@ func snap(c *cli.Context) error {
 	timeout := c.Duration("timeout")
 	ctx, cancel := context.WithTimeout(c.Context, timeout)
 	defer cancel()
-	s, err := take.Take(ctx, client, take.Options{
+	s, err := take.Take(ctx, src, take.Options{
 		Nodes:     nodes,
 		Full:      c.Bool("full"),
 		ChunkSize: c.Int64("chunk-size"),

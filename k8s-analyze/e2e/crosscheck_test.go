@@ -226,7 +226,7 @@ func TestPredictionMatchesEvictionAPI(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			s := setup(t, ctx, tc.file, tc.ready, !tc.overlap)
-			snap, err := take.Take(ctx, cp.Clientset(controlplane.Viewer), take.Options{Nodes: s.nodes})
+			snap, err := takeSnapshot(ctx, s.nodes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +304,7 @@ func TestStalePDBPrediction(t *testing.T) {
 	if _, err := admin.PolicyV1().PodDisruptionBudgets(s.namespace).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := take.Take(ctx, cp.Clientset(controlplane.Viewer), take.Options{Nodes: s.nodes})
+	snap, err := takeSnapshot(ctx, s.nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,4 +336,14 @@ func TestStalePDBPrediction(t *testing.T) {
 	if checked != 3 {
 		t.Errorf("checked %d pods, want 3", checked)
 	}
+}
+
+// takeSnapshot takes a node-scoped snapshot as the viewer, the way
+// k8s-snapshot --node does.
+func takeSnapshot(ctx context.Context, nodes []string) (*snapshot.Snapshot, error) {
+	src, err := take.NewREST(cp.Config(controlplane.Viewer))
+	if err != nil {
+		return nil, err
+	}
+	return take.Take(ctx, src, take.Options{Nodes: nodes})
 }

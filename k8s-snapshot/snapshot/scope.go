@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 )
 
 // ref names an owner object: API group, kind, namespace, name.
@@ -171,13 +172,14 @@ type PodQuery struct {
 // nodes, the pods on them and every owner and PDB, the other pods that
 // ForNodes keeps: the pods selected by the replica owners of the pods on
 // the nodes and by the PDBs that select one of those. Queries that another query of the same
-// namespace covers are left out.
+// namespace covers are left out, and one-key selectors of a namespace
+// ("app=a", "app=b") are merged into one ("app in (a,b)").
 func PodQueries(s *Snapshot, names []string) []PodQuery {
 	c := newClosure(s, names)
-	sels := map[PodQuery]bool{}
+	sels := map[PodQuery]labels.Selector{}
 	add := func(namespace string, sel labels.Selector) {
 		if !isNothing(sel) {
-			sels[PodQuery{namespace, sel.String()}] = true
+			sels[PodQuery{namespace, sel.String()}] = sel
 		}
 	}
 	for k := range c.owners {
@@ -197,15 +199,53 @@ func PodQueries(s *Snapshot, names []string) []PodQuery {
 		}
 	}
 	var out []PodQuery
-	for q := range sels {
-		if q.Selector == "" || !everything[q.Namespace] {
+	type set struct {
+		queries []PodQuery
+		values  []string
+	}
+	sets := map[[2]string]*set{} // namespace, key -> the one-key selectors
+	for q, sel := range sels {
+		switch key, values, ok := oneKey(sel); {
+		case everything[q.Namespace] && q.Selector != "":
+		case ok:
+			k := [2]string{q.Namespace, key}
+			if sets[k] == nil {
+				sets[k] = &set{}
+			}
+			sets[k].queries = append(sets[k].queries, q)
+			sets[k].values = append(sets[k].values, values...)
+		default:
 			out = append(out, q)
 		}
+	}
+	for k, set := range sets {
+		req, err := labels.NewRequirement(k[1], selection.In, slices.Compact(slices.Sorted(slices.Values(set.values))))
+		if len(set.queries) == 1 || err != nil {
+			out = append(out, set.queries...)
+			continue
+		}
+		out = append(out, PodQuery{k[0], labels.NewSelector().Add(*req).String()})
 	}
 	slices.SortFunc(out, func(a, b PodQuery) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Selector, b.Selector))
 	})
 	return out
+}
+
+// oneKey is the key and values of a selector that is one requirement
+// "key=value" or "key in (values)": such selectors of one namespace and key
+// are asked for in one list ("key in (all the values)"), the union of what
+// they select, so that many owners cost one request.
+func oneKey(sel labels.Selector) (key string, values []string, ok bool) {
+	reqs, selectable := sel.Requirements()
+	if !selectable || len(reqs) != 1 {
+		return "", nil, false
+	}
+	switch r := reqs[0]; r.Operator() {
+	case selection.Equals, selection.DoubleEquals, selection.In:
+		return r.Key(), r.Values().List(), true
+	}
+	return "", nil, false
 }
 
 // coveredByOwner is true for a ReplicaSet whose Deployment is among the

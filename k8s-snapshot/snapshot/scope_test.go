@@ -165,14 +165,14 @@ func TestPodQueries(t *testing.T) {
 	}{
 		"n1": {[]string{"n1"}, []PodQuery{
 			{"ops", ""}, // ops/all ({}) covers every other query of ops
-			{"shop", "app=db"},
-			{"shop", "app=web"}, // covers ReplicaSet web-abc's app=web,pod-template-hash=abc
+			// app=db and app=web (which covers ReplicaSet web-abc's
+			// app=web,pod-template-hash=abc) in one request
+			{"shop", "app in (db,web)"},
 			{"shop", "batch.kubernetes.io/controller-uid=job-nightly-1"},
 		}},
 		"n3": {[]string{"n3"}, []PodQuery{
 			{"ops", ""},
-			{"shop", "app in (cache)"},
-			{"shop", "app=web"},
+			{"shop", "app in (cache,web)"}, // app in (cache) and app=web
 		}},
 	}
 	for name, tc := range tests {

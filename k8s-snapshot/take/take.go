@@ -7,7 +7,6 @@ package take
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -23,9 +22,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/version"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // DefaultChunkSize is the page size of every list unless told otherwise.
@@ -45,7 +42,7 @@ type Options struct {
 	ChunkSize int64
 	// Parallel bounds the lists in flight (default DefaultParallel).
 	Parallel int
-	// Server is recorded as the API server URL (default: the client's).
+	// Server is recorded as the API server URL.
 	Server string
 	// Notify, if set, hears about every finished and every restarted list.
 	// Calls never overlap.
@@ -54,9 +51,9 @@ type Options struct {
 
 // taker is one Take: its options and the lock that keeps Notify calls apart.
 type taker struct {
-	opts   Options
-	client kubernetes.Interface
-	mu     sync.Mutex
+	opts Options
+	src  Source
+	mu   sync.Mutex
 }
 
 func (t *taker) chunkSize() int64 {
@@ -87,12 +84,12 @@ func (t *taker) notify(e Event) {
 // lists. Either every list succeeds or Take returns an error (a *ListError
 // naming the resource and the API's answer, or "node X not found") and
 // no snapshot.
-func Take(ctx context.Context, client kubernetes.Interface, opts Options) (*snapshot.Snapshot, error) {
-	t := &taker{opts: opts, client: client}
+func Take(ctx context.Context, src Source, opts Options) (*snapshot.Snapshot, error) {
+	t := &taker{opts: opts, src: src}
 	s := snapshot.New()
 	s.Metadata = snapshot.Metadata{
 		CapturedAt: metav1.Now(),
-		Server:     t.server(),
+		Server:     opts.Server,
 		Scope:      snapshot.Scope{Nodes: slices.Clone(opts.Nodes), Full: opts.Full},
 	}
 	v := &versions{m: map[string]string{}}
@@ -111,7 +108,7 @@ func Take(ctx context.Context, client kubernetes.Interface, opts Options) (*snap
 
 // cluster lists every kind, cluster-wide.
 func (t *taker) cluster(ctx context.Context, s *snapshot.Snapshot, v *versions) error {
-	c, all := t.client, metav1.ListOptions{}
+	c, all := t.src, metav1.ListOptions{}
 	return run(ctx, t.parallel(), append([]func(context.Context) error{
 		// pods first: the longest list starts at once.
 		listInto(t, pods(c), all, v, &s.Pods),
@@ -122,7 +119,7 @@ func (t *taker) cluster(ctx context.Context, s *snapshot.Snapshot, v *versions) 
 // rest are the tasks that list every kind but nodes and pods,
 // cluster-wide, and read the server's version.
 func (t *taker) rest(s *snapshot.Snapshot, v *versions) []func(context.Context) error {
-	c, all := t.client, metav1.ListOptions{}
+	c, all := t.src, metav1.ListOptions{}
 	return []func(context.Context) error{
 		listInto(t, replicaSets(c), all, v, &s.ReplicaSets),
 		listInto(t, deployments(c), all, v, &s.Deployments),
@@ -143,7 +140,7 @@ func (t *taker) rest(s *snapshot.Snapshot, v *versions) []func(context.Context) 
 // closure may reach, then the pods those owners and PDBs select, and
 // narrows the whole to snapshot.ForNodes.
 func (t *taker) nodes(ctx context.Context, s *snapshot.Snapshot, v *versions) (*snapshot.Snapshot, error) {
-	c := t.client
+	c := t.src
 	names := slices.Compact(slices.Sorted(slices.Values(t.opts.Nodes)))
 	nodeLists := make([][]corev1.Node, len(names))
 	podLists := make([][]corev1.Pod, len(names))
@@ -193,37 +190,12 @@ func uniquePods(pods []corev1.Pod) []corev1.Pod {
 
 // version records the server's version.
 func (t *taker) version(ctx context.Context, s *snapshot.Snapshot) error {
-	var info version.Info
-	var err error
-	if rc, ok := t.client.Discovery().RESTClient().(*rest.RESTClient); ok && rc != nil {
-		var body []byte
-		if body, err = rc.Get().AbsPath("/version").Do(ctx).Raw(); err == nil {
-			err = json.Unmarshal(body, &info)
-		}
-	} else { // fakes have no REST client
-		var got *version.Info
-		if got, err = t.client.Discovery().ServerVersion(); got != nil {
-			info = *got
-		}
-	}
+	v, err := t.src.Version(ctx)
 	if err != nil {
 		return &ListError{Resource: "version", Err: err}
 	}
-	s.Metadata.KubernetesVersion = info.GitVersion
+	s.Metadata.KubernetesVersion = v
 	return nil
-}
-
-// server is the API server URL: the option, else the client's.
-func (t *taker) server() string {
-	if t.opts.Server != "" {
-		return t.opts.Server
-	}
-	if rc, ok := t.client.Discovery().RESTClient().(*rest.RESTClient); ok && rc != nil && rc.Get().URL() != nil {
-		u := *rc.Get().URL()
-		u.Path, u.RawQuery = "", ""
-		return u.String()
-	}
-	return ""
 }
 
 // run runs tasks, at most parallel at once, in order. The first error
@@ -301,60 +273,71 @@ func listInto[T any, PT metaObject[T], L listObject](t *taker, l lister[T, L], s
 	}
 }
 
-func pods(c kubernetes.Interface) lister[corev1.Pod, *corev1.PodList] {
-	return podsIn(c, metav1.NamespaceAll)
+// from is the lister of resource in namespace ("" for all) on src.
+func from[T any, L interface {
+	listObject
+	runtime.Object
+}](src Source, resource, namespace string, newList func() L, items func(L) []T) lister[T, L] {
+	return lister[T, L]{resource, func(ctx context.Context, opts metav1.ListOptions) (L, error) {
+		l := newList()
+		return l, src.List(ctx, resource, namespace, opts, l)
+	}, items}
 }
 
-func podsIn(c kubernetes.Interface, namespace string) lister[corev1.Pod, *corev1.PodList] {
-	return lister[corev1.Pod, *corev1.PodList]{"pods", c.CoreV1().Pods(namespace).List, func(l *corev1.PodList) []corev1.Pod { return l.Items }}
+func pods(src Source) lister[corev1.Pod, *corev1.PodList] {
+	return podsIn(src, metav1.NamespaceAll)
 }
 
-func nodes(c kubernetes.Interface) lister[corev1.Node, *corev1.NodeList] {
-	return lister[corev1.Node, *corev1.NodeList]{"nodes", c.CoreV1().Nodes().List, func(l *corev1.NodeList) []corev1.Node { return l.Items }}
+func podsIn(src Source, namespace string) lister[corev1.Pod, *corev1.PodList] {
+	return from(src, "pods", namespace, func() *corev1.PodList { return &corev1.PodList{} }, func(l *corev1.PodList) []corev1.Pod { return l.Items })
 }
 
-func replicaSets(c kubernetes.Interface) lister[appsv1.ReplicaSet, *appsv1.ReplicaSetList] {
-	return lister[appsv1.ReplicaSet, *appsv1.ReplicaSetList]{"replicasets", c.AppsV1().ReplicaSets("").List, func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items }}
+func nodes(src Source) lister[corev1.Node, *corev1.NodeList] {
+	return from(src, "nodes", "", func() *corev1.NodeList { return &corev1.NodeList{} }, func(l *corev1.NodeList) []corev1.Node { return l.Items })
 }
 
-func deployments(c kubernetes.Interface) lister[appsv1.Deployment, *appsv1.DeploymentList] {
-	return lister[appsv1.Deployment, *appsv1.DeploymentList]{"deployments", c.AppsV1().Deployments("").List, func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items }}
+func replicaSets(src Source) lister[appsv1.ReplicaSet, *appsv1.ReplicaSetList] {
+	return from(src, "replicasets", "", func() *appsv1.ReplicaSetList { return &appsv1.ReplicaSetList{} }, func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items })
 }
 
-func statefulSets(c kubernetes.Interface) lister[appsv1.StatefulSet, *appsv1.StatefulSetList] {
-	return lister[appsv1.StatefulSet, *appsv1.StatefulSetList]{"statefulsets", c.AppsV1().StatefulSets("").List, func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items }}
+func deployments(src Source) lister[appsv1.Deployment, *appsv1.DeploymentList] {
+	return from(src, "deployments", "", func() *appsv1.DeploymentList { return &appsv1.DeploymentList{} }, func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items })
 }
 
-func daemonSets(c kubernetes.Interface) lister[appsv1.DaemonSet, *appsv1.DaemonSetList] {
-	return lister[appsv1.DaemonSet, *appsv1.DaemonSetList]{"daemonsets", c.AppsV1().DaemonSets("").List, func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items }}
+func statefulSets(src Source) lister[appsv1.StatefulSet, *appsv1.StatefulSetList] {
+	return from(src, "statefulsets", "", func() *appsv1.StatefulSetList { return &appsv1.StatefulSetList{} }, func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items })
 }
 
-func jobs(c kubernetes.Interface) lister[batchv1.Job, *batchv1.JobList] {
-	return lister[batchv1.Job, *batchv1.JobList]{"jobs", c.BatchV1().Jobs("").List, func(l *batchv1.JobList) []batchv1.Job { return l.Items }}
+func daemonSets(src Source) lister[appsv1.DaemonSet, *appsv1.DaemonSetList] {
+	return from(src, "daemonsets", "", func() *appsv1.DaemonSetList { return &appsv1.DaemonSetList{} }, func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items })
 }
 
-func cronJobs(c kubernetes.Interface) lister[batchv1.CronJob, *batchv1.CronJobList] {
-	return lister[batchv1.CronJob, *batchv1.CronJobList]{"cronjobs", c.BatchV1().CronJobs("").List, func(l *batchv1.CronJobList) []batchv1.CronJob { return l.Items }}
+func jobs(src Source) lister[batchv1.Job, *batchv1.JobList] {
+	return from(src, "jobs", "", func() *batchv1.JobList { return &batchv1.JobList{} }, func(l *batchv1.JobList) []batchv1.Job { return l.Items })
 }
 
-func pdbs(c kubernetes.Interface) lister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudgetList] {
-	return lister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudgetList]{"poddisruptionbudgets", c.PolicyV1().PodDisruptionBudgets("").List, func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items }}
+func cronJobs(src Source) lister[batchv1.CronJob, *batchv1.CronJobList] {
+	return from(src, "cronjobs", "", func() *batchv1.CronJobList { return &batchv1.CronJobList{} }, func(l *batchv1.CronJobList) []batchv1.CronJob { return l.Items })
 }
 
-func pvcs(c kubernetes.Interface) lister[corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList] {
-	return lister[corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList]{"persistentvolumeclaims", c.CoreV1().PersistentVolumeClaims("").List, func(l *corev1.PersistentVolumeClaimList) []corev1.PersistentVolumeClaim { return l.Items }}
+func pdbs(src Source) lister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudgetList] {
+	return from(src, "poddisruptionbudgets", "", func() *policyv1.PodDisruptionBudgetList { return &policyv1.PodDisruptionBudgetList{} }, func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items })
 }
 
-func pvs(c kubernetes.Interface) lister[corev1.PersistentVolume, *corev1.PersistentVolumeList] {
-	return lister[corev1.PersistentVolume, *corev1.PersistentVolumeList]{"persistentvolumes", c.CoreV1().PersistentVolumes().List, func(l *corev1.PersistentVolumeList) []corev1.PersistentVolume { return l.Items }}
+func pvcs(src Source) lister[corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList] {
+	return from(src, "persistentvolumeclaims", "", func() *corev1.PersistentVolumeClaimList { return &corev1.PersistentVolumeClaimList{} }, func(l *corev1.PersistentVolumeClaimList) []corev1.PersistentVolumeClaim { return l.Items })
 }
 
-func storageClasses(c kubernetes.Interface) lister[storagev1.StorageClass, *storagev1.StorageClassList] {
-	return lister[storagev1.StorageClass, *storagev1.StorageClassList]{"storageclasses", c.StorageV1().StorageClasses().List, func(l *storagev1.StorageClassList) []storagev1.StorageClass { return l.Items }}
+func pvs(src Source) lister[corev1.PersistentVolume, *corev1.PersistentVolumeList] {
+	return from(src, "persistentvolumes", "", func() *corev1.PersistentVolumeList { return &corev1.PersistentVolumeList{} }, func(l *corev1.PersistentVolumeList) []corev1.PersistentVolume { return l.Items })
 }
 
-func hpas(c kubernetes.Interface) lister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscalerList] {
-	return lister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscalerList]{"horizontalpodautoscalers", c.AutoscalingV2().HorizontalPodAutoscalers("").List, func(l *autoscalingv2.HorizontalPodAutoscalerList) []autoscalingv2.HorizontalPodAutoscaler {
+func storageClasses(src Source) lister[storagev1.StorageClass, *storagev1.StorageClassList] {
+	return from(src, "storageclasses", "", func() *storagev1.StorageClassList { return &storagev1.StorageClassList{} }, func(l *storagev1.StorageClassList) []storagev1.StorageClass { return l.Items })
+}
+
+func hpas(src Source) lister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscalerList] {
+	return from(src, "horizontalpodautoscalers", "", func() *autoscalingv2.HorizontalPodAutoscalerList { return &autoscalingv2.HorizontalPodAutoscalerList{} }, func(l *autoscalingv2.HorizontalPodAutoscalerList) []autoscalingv2.HorizontalPodAutoscaler {
 		return l.Items
-	}}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -25,7 +27,7 @@ import (
 // node-scoped Take is snapshot.ForNodes of the whole-cluster one.
 func TestTakeWiring(t *testing.T) {
 	cluster, objs := load(t, "../snapshot/testdata/cluster.yaml")
-	client := fake.NewClientset(objs...)
+	client := clientset{fake.NewClientset(objs...)}
 	ctx := context.Background()
 
 	full, err := Take(ctx, client, Options{})
@@ -181,4 +183,55 @@ func load(t testing.TB, path string) (*snapshot.Snapshot, []runtime.Object) {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return s, objs
+}
+
+// clientset is the Source of a typed clientset (here client-go's fake).
+type clientset struct{ c kubernetes.Interface }
+
+func (c clientset) List(ctx context.Context, resource, ns string, opts metav1.ListOptions, into runtime.Object) error {
+	var got runtime.Object
+	var err error
+	switch resource {
+	case "pods":
+		got, err = c.c.CoreV1().Pods(ns).List(ctx, opts)
+	case "nodes":
+		got, err = c.c.CoreV1().Nodes().List(ctx, opts)
+	case "persistentvolumeclaims":
+		got, err = c.c.CoreV1().PersistentVolumeClaims(ns).List(ctx, opts)
+	case "persistentvolumes":
+		got, err = c.c.CoreV1().PersistentVolumes().List(ctx, opts)
+	case "replicasets":
+		got, err = c.c.AppsV1().ReplicaSets(ns).List(ctx, opts)
+	case "deployments":
+		got, err = c.c.AppsV1().Deployments(ns).List(ctx, opts)
+	case "statefulsets":
+		got, err = c.c.AppsV1().StatefulSets(ns).List(ctx, opts)
+	case "daemonsets":
+		got, err = c.c.AppsV1().DaemonSets(ns).List(ctx, opts)
+	case "jobs":
+		got, err = c.c.BatchV1().Jobs(ns).List(ctx, opts)
+	case "cronjobs":
+		got, err = c.c.BatchV1().CronJobs(ns).List(ctx, opts)
+	case "poddisruptionbudgets":
+		got, err = c.c.PolicyV1().PodDisruptionBudgets(ns).List(ctx, opts)
+	case "storageclasses":
+		got, err = c.c.StorageV1().StorageClasses().List(ctx, opts)
+	case "horizontalpodautoscalers":
+		got, err = c.c.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, opts)
+	default:
+		return fmt.Errorf("no fake for %s", resource)
+	}
+	if err != nil {
+		return err
+	}
+	reflect.ValueOf(into).Elem().Set(reflect.ValueOf(got).Elem())
+	return nil
+}
+
+func (c clientset) Version(context.Context) (string, error) {
+	v, err := c.c.Discovery().ServerVersion()
+	if err != nil {
+		return "", err
+	}
+	return v.GitVersion, nil
 }

@@ -11,9 +11,11 @@ package kubeclient
 
 import (
 	"fmt"
+	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -84,15 +86,32 @@ func JSON(cfg *rest.Config) *rest.Config {
 // uses it instead of the typed clientset, which registers every API group
 // at start-up (a large part of a short run's time).
 func CoreV1(cfg *rest.Config) (rest.Interface, runtime.ParameterCodec, error) {
+	return For(cfg, nil, corev1.SchemeGroupVersion, corev1.AddToScheme)
+}
+
+// For is a REST client for one API group version, whose types add
+// registers, with the parameter codec its requests need. Clients of
+// several groups share one connection pool when given the same hc (from
+// rest.HTTPClientFor); a nil hc makes one from cfg.
+func For(cfg *rest.Config, hc *http.Client, gv schema.GroupVersion, add func(*runtime.Scheme) error) (rest.Interface, runtime.ParameterCodec, error) {
 	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
+	if err := add(scheme); err != nil {
 		return nil, nil, err
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.APIPath = "/api"
-	cfg.GroupVersion = &corev1.SchemeGroupVersion
+	cfg.APIPath = "/apis"
+	if gv.Group == "" {
+		cfg.APIPath = "/api"
+	}
+	cfg.GroupVersion = &gv
 	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	c, err := rest.RESTClientFor(cfg)
+	var c *rest.RESTClient
+	var err error
+	if hc == nil {
+		c, err = rest.RESTClientFor(cfg)
+	} else {
+		c, err = rest.RESTClientForConfigAndClient(cfg, hc)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}

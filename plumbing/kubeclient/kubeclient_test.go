@@ -1,12 +1,18 @@
 package kubeclient
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 )
 
 const kubeconfig = `apiVersion: v1
@@ -97,5 +103,35 @@ func TestJSONKeepsOriginal(t *testing.T) {
 	js := JSON(cfg)
 	if js.ContentType != "application/json" || cfg.ContentType != Protobuf {
 		t.Errorf("JSON() content types: copy %q, original %q", js.ContentType, cfg.ContentType)
+	}
+}
+
+func TestForPaths(t *testing.T) {
+	cfg := Options{Tool: "test"}.Tune(&rest.Config{Host: "https://127.0.0.1:6443"})
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		gv   schema.GroupVersion
+		add  func(*runtime.Scheme) error
+		want string
+	}{
+		"core":    {corev1.SchemeGroupVersion, corev1.AddToScheme, "https://127.0.0.1:6443/api/v1/namespaces/ns/pods"},
+		"a group": {appsv1.SchemeGroupVersion, appsv1.AddToScheme, "https://127.0.0.1:6443/apis/apps/v1/namespaces/ns/pods"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c, _, err := For(cfg, hc, tc.gv, tc.add)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Get().Namespace("ns").Resource("pods").URL().String(); got != tc.want {
+				t.Errorf("URL %s, want %s", got, tc.want)
+			}
+		})
+	}
+	if _, _, err := For(cfg, nil, corev1.SchemeGroupVersion, func(*runtime.Scheme) error { return errors.New("no types") }); err == nil {
+		t.Error("For with a failing scheme: no error")
 	}
 }
