@@ -222,8 +222,11 @@ func TestVersusKubectl(t *testing.T) {
 	fmt.Fprintf(&b, "\nk8s-cordon does GET, PUT (with the read resourceVersion), GET (read back); kubectl cordon does GET\n")
 	fmt.Fprintf(&b, "and PATCH. k8s-evict and kubectl each send one POST pods/NAME/eviction.\n")
 	fmt.Fprintf(&b, "Start-up dominates one invocation: both tools use a plain HTTP POST (k8s-evict) or a core/v1-only\n")
-	fmt.Fprintf(&b, "REST client (k8s-cordon, k8s-evict --wait) instead of the typed clientset; the time left in common\n")
-	fmt.Fprintf(&b, "with kubectl (wall minus CPU: API server, TLS, waiting for a CPU) grows with the machine's load.\n")
+	fmt.Fprintf(&b, "REST client (k8s-cordon, k8s-evict --wait) instead of the typed clientset, and `make build` links\n")
+	fmt.Fprintf(&b, "them statically (CGO_ENABLED=0) without urfave/cli's man/markdown generators (tag urfave_cli_no_docs,\n")
+	fmt.Fprintf(&b, "whose markdown library had the costliest package init). The time left in common with kubectl (wall\n")
+	fmt.Fprintf(&b, "minus CPU: the API server's work, TLS, waiting for a CPU) grows with the machine's load, so the\n")
+	fmt.Fprintf(&b, "ratio is higher on a busy machine than on a quiet one.\n")
 	fmt.Fprintf(&b, "Measured %s on %s/%s, %d CPUs. Reproduce: `make bench` or `bash k8s-evict/bench/run.sh`.\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	t.Log("\n" + b.String())
