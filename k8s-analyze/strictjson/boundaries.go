@@ -106,7 +106,11 @@ func scan(data []byte, from, to int) chunk {
 	depth, low := 0, 0
 	for i := from; i < to; i++ {
 		switch data[i] {
-		case ' ', '\t', '\n', '\r', ',', ':':
+		case ' ':
+			for i+9 <= to && spaces(data, i+1) {
+				i += 8
+			}
+		case '\t', '\n', '\r', ',', ':':
 		case '"':
 			if depth <= low {
 				c.events = append(c.events, mark{i, depth, 's'})
@@ -140,6 +144,12 @@ func scan(data []byte, from, to int) chunk {
 // contents start at i (to-1 when it does not end before to).
 func closingQuote(data []byte, i, to int) int {
 	for i < to {
+		for i+8 <= to && noQuote(data, i) {
+			i += 8
+		}
+		if i >= to {
+			break
+		}
 		switch data[i] {
 		case '"':
 			return i
@@ -176,3 +186,95 @@ func (c *chunk) join(depth int, offsets *[]int) (end int, err error) {
 	}
 	return -1, nil
 }
+
+// layout guesses the element offsets of the array at d.pos, and the
+// position just past it, from the way indenting encoders (json.MarshalIndent,
+// document.Encode, k8s-snapshot) lay an array of objects out: each element
+// opens on a line of its own at one indentation ("\n    {"), and the array
+// closes on a line at the indentation of the line that opened it ("\n  ]").
+// Searching for those two strings is far cheaper than scanning. It is only
+// a guess (a nested array or a string could look the same): the caller
+// decodes with it, which checks every element and separator, and scans
+// when that fails.
+func (d *decoder) layout() (offsets []int, end int, ok bool) {
+	data, start := d.data, d.pos
+	line := bytes.LastIndexByte(data[:start], '\n') + 1
+	indent := 0
+	for line+indent < start && data[line+indent] == ' ' {
+		indent++
+	}
+	first := start + 1
+	for first < len(data) && isSpace(data[first]) {
+		first++
+	}
+	nl := bytes.LastIndexByte(data[start+1:first], '\n')
+	if nl < 0 || first >= len(data) || data[first] != '{' {
+		return nil, 0, false
+	}
+	elem := data[start+1+nl : first+1] // "\n" + indentation + "{"
+	for _, c := range elem[1 : len(elem)-1] {
+		if c != ' ' {
+			return nil, 0, false
+		}
+	}
+	// "\n" + indentation, before the '{' of an element and the ']' of the
+	// end; both are searched by their last byte, far rarer than newlines,
+	// on every worker, in regions of growing size like boundaries.
+	elemPrefix := elem[:len(elem)-1]
+	closePrefix := append([]byte{'\n'}, data[line:line+indent]...)
+	offsets = []int{first}
+	lo, size := first+1, d.scanMin
+	for lo < len(data) {
+		hi := min(len(data), lo+size)
+		n := d.workers
+		if hi-lo < 2*d.scanMin {
+			n = 1
+		}
+		parts := make([]layoutPart, n)
+		var wg sync.WaitGroup
+		for w := range parts {
+			wg.Go(func() { parts[w].find(data, lo+(hi-lo)*w/n, lo+(hi-lo)*(w+1)/n, elemPrefix, closePrefix) })
+		}
+		wg.Wait()
+		for _, part := range parts {
+			offsets = append(offsets, part.opens...)
+			if part.close >= 0 {
+				return offsets, part.close + 1, true
+			}
+		}
+		size = 2 * (hi - first)
+		lo = hi
+	}
+	return nil, 0, false
+}
+
+// layoutPart is what layout found in one part of a region.
+type layoutPart struct {
+	opens []int // element openings before close
+	close int   // the array's ']', or -1
+}
+
+func (p *layoutPart) find(data []byte, lo, hi int, elemPrefix, closePrefix []byte) {
+	p.close = -1
+	for i := lo; i < hi; i++ {
+		j := bytes.IndexByte(data[i:hi], ']')
+		if j < 0 {
+			break
+		}
+		if i += j; bytes.HasSuffix(data[:i], closePrefix) {
+			p.close, hi = i, i
+			break
+		}
+	}
+	for i := lo; i < hi; i++ {
+		j := bytes.IndexByte(data[i:hi], '{')
+		if j < 0 {
+			break
+		}
+		if i += j; bytes.HasSuffix(data[:i], elemPrefix) {
+			p.opens = append(p.opens, i)
+		}
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -390,8 +390,8 @@ func (c *compiler) collect(t reflect.Type, base uintptr, level int, byName map[s
 }
 
 type decoder struct {
-	data        []byte
-	pos         int
+	data []byte
+	pos  int
 	config
 	// scratch holds one value per custom-unmarshaler type, to validate
 	// values that are not kept.
@@ -414,6 +414,9 @@ func (d *decoder) errorf(format string, args ...any) error {
 }
 
 func (d *decoder) skipWS() {
+	for d.pos+8 <= len(d.data) && spaces(d.data, d.pos) {
+		d.pos += 8
+	}
 	for d.pos < len(d.data) {
 		switch d.data[d.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -517,6 +520,12 @@ func (d *decoder) str() (string, error) {
 	start := d.pos + 1
 	ascii := true
 	for i := start; i < len(d.data); i++ {
+		for i+8 <= len(d.data) && plainString(d.data, i) {
+			i += 8
+		}
+		if i >= len(d.data) {
+			break
+		}
 		switch c := d.data[i]; {
 		case c == '"':
 			d.pos = i + 1
@@ -768,6 +777,15 @@ func (d *decoder) scratchSlice(p *plan) *sliceScratch {
 // parallelSlice is slice with the elements split over the workers.
 func (d *decoder) parallelSlice(p *plan, ptr unsafe.Pointer) error {
 	start := d.pos
+	if offsets, end, ok := d.layout(); ok && len(offsets) >= d.parallelMin {
+		// The layout is a guess: decoding checks it, and when it fails
+		// the array is split by a scan.
+		if d.decodeSplit(p, ptr, offsets, end) == nil {
+			d.pos = end
+			return nil
+		}
+		d.pos = start
+	}
 	offsets, err := d.boundaries()
 	if errors.Is(err, errScalarElements) {
 		d.pos = start
@@ -783,6 +801,14 @@ func (d *decoder) parallelSlice(p *plan, ptr unsafe.Pointer) error {
 		return d.slice(p, ptr, 1)
 	}
 	end := d.pos
+	err = d.decodeSplit(p, ptr, offsets, end)
+	d.pos = end
+	return err
+}
+
+// decodeSplit decodes the array elements that start at offsets, the array
+// ending just before end, on every worker.
+func (d *decoder) decodeSplit(p *plan, ptr unsafe.Pointer, offsets []int, end int) error {
 	base := d.makeSlice(p, ptr, len(offsets))
 	size := p.elem.t.Size()
 	errs := make([]error, d.workers)
@@ -811,7 +837,6 @@ func (d *decoder) parallelSlice(p *plan, ptr unsafe.Pointer) error {
 		})
 	}
 	wg.Wait()
-	d.pos = end
 	return errors.Join(errs...)
 }
 

@@ -210,6 +210,7 @@ func TestAgreesWithCanonical(t *testing.T) {
 		"lines, nested end":        {"{\"pods\":[\n{\"spec\":{\n\"containers\":[\n]\n}}\n]\n,\"nodes\":[\n{}]}", true},
 		"lines, newline in string": {"{\"pods\":[\n{\"metadata\":{\"name\":\"a\n\"}},\n{}\n]}", false},
 		"unterminated lines":       {"{\"pods\":[\n{},\n{}\n", false},
+		"layout misleads":          {"{\"pods\": [\n{\"spec\": {\"containers\": [\n{\"name\": \"a\"}\n]}},\n{}\n],\n\"nodes\": [\n{}\n]}", true},
 		"negative uint":            {`{"pods":[{"spec":{"containers":[{"name":"c","ports":[{"containerPort":-1}]}]}}]}`, true},
 	}
 	for name, tc := range tests {
@@ -248,4 +249,18 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		agree(t, data)
 	})
+}
+
+// TestWordAtATime puts each byte that ends a plain run of a string (and
+// runs of spaces) at every offset of an 8-byte word.
+func TestWordAtATime(t *testing.T) {
+	for _, special := range []string{`\"`, `\\`, "\t", "\u00e9", "\xff", `"`, `\u0041`} {
+		for k := range 10 {
+			for _, pad := range []int{0, 9} {
+				name := strings.Repeat("a", k) + special + strings.Repeat("b", 10-k)
+				doc := "{\"pods\":[\n" + strings.Repeat(" ", pad) + `{"metadata":{"name":"` + name + `"}},` + "\n" + strings.Repeat(" ", pad) + "{}\n]}"
+				agree(t, []byte(doc))
+			}
+		}
+	}
 }

@@ -61,6 +61,7 @@ func main() {
 		os.Exit(1)
 	}
 	decode := time.Since(t0)
+	heap("decode")
 	t1 := time.Now()
 	r, err := analyze.Analyze(s, analyze.Options{})
 	if err != nil {
@@ -68,12 +69,14 @@ func main() {
 		os.Exit(1)
 	}
 	analysis := time.Since(t1)
+	heap("analysis")
 	t2 := time.Now()
 	if err := analyze.WriteJSON(io.Discard, r); err != nil {
 		fmt.Fprintln(os.Stderr, "phases:", err)
 		os.Exit(1)
 	}
 	encode := time.Since(t2)
+	heap("encoding")
 	if *memprofile != "" {
 		f, err := os.Create(*memprofile)
 		if err == nil {
@@ -88,4 +91,11 @@ func main() {
 	total := decode + analysis + encode
 	fmt.Printf("bytes %d\npods %d\nnodes %d\ndecode_s %.3f\nanalyze_s %.3f\nencode_s %.3f\ndecode_share %.2f\n",
 		len(data), len(s.Pods), len(r.Nodes), decode.Seconds(), analysis.Seconds(), encode.Seconds(), decode.Seconds()/total.Seconds())
+}
+
+// heap prints the bytes allocated so far and the heap in use, in MB.
+func heap(phase string) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	fmt.Printf("after_%s_allocated_mb %d\nafter_%s_heap_mb %d\n", phase, m.TotalAlloc>>20, phase, m.HeapInuse>>20)
 }
