@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
@@ -20,8 +21,8 @@ func Encode(w io.Writer, f document.Format, s *Snapshot) error {
 	if h := s.DocumentHeader(); h.APIVersion != document.APIVersion || h.Kind == "" {
 		return fmt.Errorf("encode: document header %q/%q is not set", h.APIVersion, h.Kind)
 	}
-	e := &stream{w: bufio.NewWriterSize(w, 256<<10)}
-	e.enc = json.NewEncoder(&e.buf)
+	bw := bufio.NewWriterSize(w, 256<<10)
+	e := newStream(bw)
 	e.raw("{\n")
 	e.field("apiVersion", s.APIVersion)
 	e.field("kind", s.Kind)
@@ -43,7 +44,7 @@ func Encode(w io.Writer, f document.Format, s *Snapshot) error {
 	if e.err != nil {
 		return fmt.Errorf("encode: %w", e.err)
 	}
-	if err := e.w.Flush(); err != nil {
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
 	return nil
@@ -52,11 +53,23 @@ func Encode(w io.Writer, f document.Format, s *Snapshot) error {
 // stream writes an indented JSON object field by field; the first error
 // sticks.
 type stream struct {
-	w      *bufio.Writer
+	w interface {
+		io.Writer
+		io.StringWriter
+	}
 	buf    bytes.Buffer
 	enc    *json.Encoder
 	fields int
 	err    error
+}
+
+func newStream(w interface {
+	io.Writer
+	io.StringWriter
+}) *stream {
+	e := &stream{w: w}
+	e.enc = json.NewEncoder(&e.buf)
+	return e
 }
 
 func (e *stream) raw(s string) {
@@ -96,6 +109,8 @@ func (e *stream) field(name string, v any) {
 }
 
 // list writes items as encoding/json would: null for nil, [] for empty.
+// Long lists are encoded chunk by chunk on every CPU and written in order;
+// only a few chunks are held at once, never a second copy of the list.
 func list[T any](e *stream, name string, items []T) {
 	e.key(name)
 	switch {
@@ -107,12 +122,71 @@ func list[T any](e *stream, name string, items []T) {
 		return
 	}
 	e.raw("[\n")
+	chunks := (len(items) + chunkSize - 1) / chunkSize
+	if workers := min(runtime.GOMAXPROCS(0), chunks); workers > 1 {
+		e.parallel(chunks, workers, func(c *stream, i int) {
+			chunk(c, items[i*chunkSize:min((i+1)*chunkSize, len(items))], i == 0)
+		})
+	} else {
+		chunk(e, items, true)
+	}
+	e.raw("\n  ]")
+}
+
+// chunkSize is how many list items one encoding task takes.
+const chunkSize = 64
+
+// chunk writes items of a list; first when they open it.
+func chunk[T any](e *stream, items []T, first bool) {
 	for i := range items {
-		if i > 0 {
+		if i > 0 || !first {
 			e.raw(",\n")
 		}
 		e.raw("    ")
 		e.value("    ", &items[i])
 	}
-	e.raw("\n  ]")
+}
+
+// parallel runs encode(c, i) for i in [0, n) on workers goroutines, each
+// into a stream of its own, and copies their output to e in the order of
+// i, with at most 2*workers outputs waiting.
+func (e *stream) parallel(n, workers int, encode func(c *stream, i int)) {
+	type encoded struct {
+		out bytes.Buffer
+		err error
+	}
+	done := make([]chan *encoded, n)
+	for i := range done {
+		done[i] = make(chan *encoded, 1)
+	}
+	slots := make(chan struct{}, 2*workers)
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range n {
+			slots <- struct{}{}
+			next <- i
+		}
+	}()
+	for range workers {
+		go func() {
+			for i := range next {
+				r := &encoded{}
+				c := newStream(&r.out)
+				encode(c, i)
+				r.err = c.err
+				done[i] <- r
+			}
+		}()
+	}
+	for i := range n { // every result is taken, so every goroutine ends
+		r := <-done[i]
+		<-slots
+		if e.err == nil {
+			e.err = r.err
+		}
+		if e.err == nil {
+			_, e.err = e.w.Write(r.out.Bytes())
+		}
+	}
 }

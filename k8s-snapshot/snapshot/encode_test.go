@@ -2,6 +2,9 @@ package snapshot
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,10 +26,16 @@ func TestEncodeIsDocumentEncode(t *testing.T) {
 	cluster.Pods[0].Annotations = map[string]string{"html": "<script>&</script>", "empty": ""}
 	empty := New()
 	empty.Pods = []corev1.Pod{}
+	long := New() // several chunks, encoded in parallel, must stay in order
+	for i := range 5*chunkSize + 3 {
+		long.Pods = append(long.Pods, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%04d", i), Namespace: "ns"}})
+	}
+	long.Nodes = []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}
 	tests := map[string]*Snapshot{
 		"populated":           cluster,
 		"nil lists":           New(),
 		"empty and nil lists": empty,
+		"long lists":          long,
 	}
 	for name, s := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -45,6 +54,33 @@ func TestEncodeIsDocumentEncode(t *testing.T) {
 				t.Fatalf("the encoded snapshot does not decode: %v", err)
 			}
 		})
+	}
+}
+
+// failAfter is a writer that fails once n bytes were written.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		return 0, errors.New("disk full")
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+func TestEncodeWriteError(t *testing.T) {
+	s := New()
+	for i := range 20 * chunkSize {
+		s.Pods = append(s.Pods, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%04d", i), Namespace: "ns"}})
+	}
+	var all bytes.Buffer
+	if err := Encode(&all, document.JSON, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 100, all.Len() / 2, all.Len() - 1} {
+		if err := Encode(&failAfter{n}, document.JSON, s); err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("Encode to a writer failing after %d bytes: err = %v, want disk full", n, err)
+		}
 	}
 }
 
