@@ -46,10 +46,14 @@ type Options struct {
 // nothing, when s is not internally consistent (see validate) or a requested
 // node is not in it.
 func Analyze(s *snapshot.Snapshot, opts Options) (*Report, error) {
-	if err := validate(s); err != nil {
+	// Validation and indexing are independent: run them side by side (the
+	// index of an invalid snapshot is dropped).
+	invalid := make(chan error, 1)
+	go func() { invalid <- validate(s) }()
+	x := newIndex(s)
+	if err := <-invalid; err != nil {
 		return nil, err
 	}
-	x := newIndex(s)
 	nodes := opts.Nodes
 	if len(nodes) == 0 {
 		for i := range s.Nodes {
@@ -124,23 +128,21 @@ type podState struct {
 }
 
 func (a *analyzer) node(n *corev1.Node) Node {
-	pods := a.x.podsByNode[n.Name]
-	out := Node{Name: n.Name, UID: n.UID, Risk: Low, Findings: []Finding{}, Pods: make([]PodVerdict, 0, len(pods)), PDBs: []PDBBudget{}}
-	// Owner chains, and Ready replicas on this node per top controller.
-	chains := make([]chain, len(pods))
+	idx := a.x.podsByNode[n.Name]
+	out := Node{Name: n.Name, UID: n.UID, Risk: Low, Findings: []Finding{}, Pods: make([]PodVerdict, 0, len(idx)), PDBs: []PDBBudget{}}
+	// Ready replicas on this node, per top controller.
 	readyHere := make(map[*owner]int)
-	for i, p := range pods {
-		c := &chains[i]
-		c.hops, c.top = a.x.chain(p, true)
-		if c.top != nil && servingReady(p) {
-			readyHere[c.top]++
+	for _, i := range idx {
+		if top := a.x.chains[i].top; top != nil && servingReady(&a.x.pods[i]) {
+			readyHere[top]++
 		}
 	}
-	states := make([]podState, len(pods))
+	states := make([]podState, len(idx))
 	namespaces := make(map[string]bool)
-	for i, p := range pods {
-		st, fs := a.pod(p, chains[i], readyHere)
-		states[i] = st
+	for j, i := range idx {
+		p := &a.x.pods[i]
+		st, fs := a.pod(p, a.x.chains[i], readyHere)
+		states[j] = st
 		out.Findings = append(out.Findings, fs...)
 		if !st.skipped {
 			namespaces[p.Namespace] = true
@@ -213,7 +215,7 @@ func (a *analyzer) node(n *corev1.Node) Node {
 		}
 		out.Pods = append(out.Pods, *v)
 	}
-	out.Counts.Pods = len(pods)
+	out.Counts.Pods = len(idx)
 	for _, f := range out.Findings {
 		out.Risk = out.Risk.worse(f.Severity)
 		switch f.Severity {
@@ -419,21 +421,24 @@ func (a *analyzer) doNotEvict(p *corev1.Pod, subj Subject) []Finding {
 func (a *analyzer) storage(p *corev1.Pod, subj Subject) []Finding {
 	var fs []Finding
 	for _, v := range p.Spec.Volumes {
-		ev := map[string]string{"volume": v.Name}
+		ev := func(kv ...string) map[string]string {
+			m := map[string]string{"volume": v.Name}
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[kv[i]] = kv[i+1]
+			}
+			return m
+		}
 		switch {
 		case v.EmptyDir != nil:
 			if v.EmptyDir.Medium == corev1.StorageMediumMemory {
-				ev["medium"] = "Memory"
-				fs = append(fs, a.finding(EmptyDirDataLoss, subj, ev, "pod %s: emptyDir volume %s is tmpfs (medium Memory); its data is lost with the pod", p.Name, v.Name))
+				fs = append(fs, a.finding(EmptyDirDataLoss, subj, ev("medium", "Memory"), "pod %s: emptyDir volume %s is tmpfs (medium Memory); its data is lost with the pod", p.Name, v.Name))
 			} else {
-				fs = append(fs, a.finding(EmptyDirDataLoss, subj, ev, "pod %s: emptyDir volume %s is deleted with the pod", p.Name, v.Name))
+				fs = append(fs, a.finding(EmptyDirDataLoss, subj, ev(), "pod %s: emptyDir volume %s is deleted with the pod", p.Name, v.Name))
 			}
 		case v.Ephemeral != nil:
-			ev["type"] = "ephemeral"
-			fs = append(fs, a.finding(EmptyDirDataLoss, subj, ev, "pod %s: generic ephemeral volume %s is deleted with the pod", p.Name, v.Name))
+			fs = append(fs, a.finding(EmptyDirDataLoss, subj, ev("type", "ephemeral"), "pod %s: generic ephemeral volume %s is deleted with the pod", p.Name, v.Name))
 		case v.HostPath != nil:
-			ev["path"] = v.HostPath.Path
-			fs = append(fs, a.finding(HostPath, subj, ev, "pod %s: hostPath volume %s (%s) stays on this node", p.Name, v.Name, v.HostPath.Path))
+			fs = append(fs, a.finding(HostPath, subj, ev("path", v.HostPath.Path), "pod %s: hostPath volume %s (%s) stays on this node", p.Name, v.Name, v.HostPath.Path))
 		case v.PersistentVolumeClaim != nil:
 			fs = append(fs, a.claim(p, subj, v.Name, v.PersistentVolumeClaim.ClaimName)...)
 		}

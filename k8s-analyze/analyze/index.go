@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -19,8 +22,12 @@ import (
 // index holds the snapshot's objects keyed the ways the checks look them up,
 // built once so that no check rescans all pods or PDBs.
 type index struct {
-	nodes      map[string]*corev1.Node
-	podsByNode map[string][]*corev1.Pod
+	nodes map[string]*corev1.Node
+	pods  []corev1.Pod
+	// chains are the owner chains of pods, by index in pods.
+	chains []chain
+	// podsByNode are indices in pods, sorted by namespace and name.
+	podsByNode map[string][]int
 	podsByNS   map[string][]*corev1.Pod
 	pdbsByNS   map[string][]*pdbInfo
 	// pdbCandidates narrows, per namespace, the PDBs that may select a pod.
@@ -159,7 +166,8 @@ func name(namespace, n string) string {
 func newIndex(s *snapshot.Snapshot) *index {
 	x := &index{
 		nodes:         make(map[string]*corev1.Node, len(s.Nodes)),
-		podsByNode:    make(map[string][]*corev1.Pod, len(s.Nodes)),
+		pods:          s.Pods,
+		podsByNode:    make(map[string][]int, len(s.Nodes)),
 		podsByNS:      make(map[string][]*corev1.Pod),
 		pdbsByNS:      make(map[string][]*pdbInfo),
 		pdbCandidates: make(map[string]*candidates),
@@ -225,21 +233,36 @@ func newIndex(s *snapshot.Snapshot) *index {
 	for i := range s.PersistentVolumes {
 		x.pvs[s.PersistentVolumes[i].Name] = &s.PersistentVolumes[i]
 	}
+	// Owner chains, on every core.
+	x.chains = make([]chain, len(s.Pods))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	const batch = 1024
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for lo := int(next.Add(batch) - batch); lo < len(s.Pods); lo = int(next.Add(batch) - batch) {
+				for i := lo; i < min(lo+batch, len(s.Pods)); i++ {
+					c := &x.chains[i]
+					c.hops, c.top = x.chain(&s.Pods[i], true)
+				}
+			}
+		})
+	}
+	wg.Wait()
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		if p.Spec.NodeName != "" {
-			x.podsByNode[p.Spec.NodeName] = append(x.podsByNode[p.Spec.NodeName], p)
+			x.podsByNode[p.Spec.NodeName] = append(x.podsByNode[p.Spec.NodeName], i)
 		}
 		x.podsByNS[p.Namespace] = append(x.podsByNS[p.Namespace], p)
-		if servingReady(p) {
-			if top := x.top(p); top != nil {
-				x.readyByTop[top.meta.UID]++
-			}
+		if top := x.chains[i].top; top != nil && servingReady(p) {
+			x.readyByTop[top.meta.UID]++
 		}
 	}
 	for _, pods := range x.podsByNode {
-		slices.SortFunc(pods, func(a, b *corev1.Pod) int {
-			return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+		slices.SortFunc(pods, func(a, b int) int {
+			pa, pb := &s.Pods[a], &s.Pods[b]
+			return cmp.Or(strings.Compare(pa.Namespace, pb.Namespace), strings.Compare(pa.Name, pb.Name))
 		})
 	}
 	return x
@@ -304,12 +327,6 @@ func (x *index) chain(p *corev1.Pod, hops bool) (out []OwnerHop, top *owner) {
 		ref = controllerOf(o.meta.OwnerReferences)
 	}
 	return out, top
-}
-
-// top is the last verified owner of p, if any.
-func (x *index) top(p *corev1.Pod) *owner {
-	_, top := x.chain(p, false)
-	return top
 }
 
 // candidates are the PDBs of a namespace, indexed by one label pair their
