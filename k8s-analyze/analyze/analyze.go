@@ -122,14 +122,14 @@ func (a *analyzer) finding(code Code, subject Subject, evidence map[string]strin
 // podState is what the node pass keeps of one pod.
 type podState struct {
 	pod      *corev1.Pod
-	verdict  PodVerdict
+	verdict  *PodVerdict // in the node's Pods
 	matching []*pdbInfo
 	skipped  bool
 }
 
 func (a *analyzer) node(n *corev1.Node) Node {
 	idx := a.x.podsByNode[n.Name]
-	out := Node{Name: n.Name, UID: n.UID, Risk: Low, Findings: []Finding{}, Pods: make([]PodVerdict, 0, len(idx)), PDBs: []PDBBudget{}}
+	out := Node{Name: n.Name, UID: n.UID, Risk: Low, Findings: []Finding{}, Pods: make([]PodVerdict, len(idx)), PDBs: []PDBBudget{}}
 	// Ready replicas on this node, per top controller.
 	readyHere := make(map[*owner]int)
 	for _, i := range idx {
@@ -141,7 +141,7 @@ func (a *analyzer) node(n *corev1.Node) Node {
 	namespaces := make(map[string]bool)
 	for j, i := range idx {
 		p := &a.x.pods[i]
-		st, fs := a.pod(p, a.x.chains[i], readyHere)
+		st, fs := a.pod(p, a.x.chains[i], readyHere, &out.Pods[j])
 		states[j] = st
 		out.Findings = append(out.Findings, fs...)
 		if !st.skipped {
@@ -175,6 +175,7 @@ func (a *analyzer) node(n *corev1.Node) Node {
 			}
 		}
 	}
+	out.PDBs = make([]PDBBudget, 0, len(order))
 	pdbCodes := make(map[*pdbInfo][]Code)
 	for _, c := range order {
 		b, fs := a.budget(c.info, c.onNode, c.usingBudget)
@@ -196,7 +197,7 @@ func (a *analyzer) node(n *corev1.Node) Node {
 
 	for i := range states {
 		st := &states[i]
-		v := &st.verdict
+		v := st.verdict
 		for _, info := range st.matching {
 			v.Reasons = append(v.Reasons, pdbCodes[info]...)
 		}
@@ -213,7 +214,6 @@ func (a *analyzer) node(n *corev1.Node) Node {
 			v.Action = Evict
 			out.Counts.Evict++
 		}
-		out.Pods = append(out.Pods, *v)
 	}
 	out.Counts.Pods = len(idx)
 	for _, f := range out.Findings {
@@ -266,17 +266,18 @@ type chain struct {
 }
 
 // pod judges one pod of the node.
-func (a *analyzer) pod(p *corev1.Pod, c chain, readyHere map[*owner]int) (podState, []Finding) {
+func (a *analyzer) pod(p *corev1.Pod, c chain, readyHere map[*owner]int, v *PodVerdict) (podState, []Finding) {
 	hops, top := c.hops, c.top
 	matching := a.x.matching(p)
 	pdbs := make([]*policyv1.PodDisruptionBudget, len(matching))
 	for i, m := range matching {
 		pdbs[i] = m.pdb
 	}
-	st := podState{pod: p, matching: matching, verdict: PodVerdict{
+	*v = PodVerdict{
 		Namespace: p.Namespace, Name: p.Name, UID: p.UID, Owners: hops,
 		EvictableNow: evictableNow(p, pdbs),
-	}}
+	}
+	st := podState{pod: p, matching: matching, verdict: v}
 	for _, m := range pdbs {
 		st.verdict.PDBs = append(st.verdict.PDBs, Ref{Namespace: m.Namespace, Name: m.Name, UID: m.UID})
 	}
@@ -318,12 +319,16 @@ func (a *analyzer) pod(p *corev1.Pod, c chain, readyHere map[*owner]int) (podSta
 		add(f)
 	}
 	if top != nil && top.scalable && allVerified(hops) {
-		topName := top.kind + " " + top.meta.Name
-		ev := map[string]string{"owner": topName, "replicas": itoa(top.replicas), "readyReplicas": itoa(top.readyReplicas)}
+		ev := func() (string, map[string]string) {
+			topName := top.kind + " " + top.meta.Name
+			return topName, map[string]string{"owner": topName, "replicas": itoa(top.replicas), "readyReplicas": itoa(top.readyReplicas)}
+		}
 		switch {
 		case top.replicas == 1:
+			topName, ev := ev()
 			add(a.finding(SingleReplica, subj, ev, "pod %s is the only replica of %s: evicting it is an outage until the replacement is Ready", p.Name, topName))
 		case readyHere[top] > 0 && a.x.readyByTop[top.meta.UID] <= readyHere[top] && int(top.readyReplicas) <= readyHere[top]:
+			topName, ev := ev()
 			ev["readyOnNode"] = strconv.Itoa(readyHere[top])
 			add(a.finding(AllReplicasOnNode, subj, ev, "every Ready replica of %s (%d) is on this node: draining it is an outage", topName, readyHere[top]))
 		}

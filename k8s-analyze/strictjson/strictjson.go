@@ -720,19 +720,19 @@ func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 		sc = d.scratchSlice(p)
 		defer func() { sc.busy = false }()
 	}
-	cur := sc.buf
-	n := 0
+	// The scratch's elements are reached by address: reflect.Value.Slice
+	// allocates.
+	n, capacity, base := 0, sc.buf.Cap(), sc.buf.UnsafePointer()
 	for {
-		if n == cur.Cap() {
+		if n == capacity {
 			grown := reflect.MakeSlice(p.t, n, max(4, 2*n))
-			reflect.Copy(grown, cur)
-			cur = grown
-			sc.buf = cur
+			reflect.Copy(grown, sc.buf.Slice(0, n))
+			sc.buf, capacity, base = grown, grown.Cap(), grown.UnsafePointer()
 		}
-		cur = cur.Slice(0, n+1)
-		cur.Index(n).SetZero()
+		elem := unsafe.Add(base, uintptr(n)*size)
+		reflect.NewAt(p.elem.t, elem).Elem().SetZero()
 		d.skipWS()
-		if err := d.value(p.elem, unsafe.Add(cur.UnsafePointer(), uintptr(n)*size), level+1); err != nil {
+		if err := d.value(p.elem, elem, level+1); err != nil {
 			return err
 		}
 		n++
@@ -743,7 +743,7 @@ func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 		case ']':
 			d.pos++
 			exact := reflect.MakeSlice(p.t, n, n)
-			reflect.Copy(exact, cur)
+			reflect.Copy(exact, sc.buf.Slice(0, n))
 			sv.Set(exact)
 			return nil
 		default:
