@@ -359,11 +359,19 @@ func ForNodes(s *Snapshot, names ...string) (*Snapshot, error) {
 	return out, nil
 }
 
-// keep is the items for which want is true, never nil.
+// keep is the items for which want is true, never nil. Objects are big
+// structs: it asks first and copies each kept one once.
 func keep[T any](items []T, want func(*T) bool) []T {
-	out := []T{}
+	wanted := make([]bool, len(items))
+	n := 0
 	for i := range items {
-		if want(&items[i]) {
+		if wanted[i] = want(&items[i]); wanted[i] {
+			n++
+		}
+	}
+	out := make([]T, 0, n)
+	for i := range items {
+		if wanted[i] {
 			out = append(out, items[i])
 		}
 	}

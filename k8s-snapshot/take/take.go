@@ -176,16 +176,29 @@ func (t *taker) nodes(ctx context.Context, s *snapshot.Snapshot, v *versions) (*
 	if err := run(ctx, t.parallel()*2, tasks); err != nil {
 		return nil, err
 	}
-	s.Pods = uniquePods(slices.Concat(append(found, s.Pods)...))
+	s.Pods = uniquePods(append(found, s.Pods)...)
 	return snapshot.ForNodes(s, names...)
 }
 
-// uniquePods sorts pods by namespace and name and drops repeats.
-func uniquePods(pods []corev1.Pod) []corev1.Pod {
-	slices.SortStableFunc(pods, func(a, b corev1.Pod) int {
+// uniquePods is the pods of lists sorted by namespace and name, without
+// repeats. Pods are big structs: it sorts pointers and copies each kept
+// pod once.
+func uniquePods(lists ...[]corev1.Pod) []corev1.Pod {
+	var ptrs []*corev1.Pod
+	for _, l := range lists {
+		for i := range l {
+			ptrs = append(ptrs, &l[i])
+		}
+	}
+	slices.SortStableFunc(ptrs, func(a, b *corev1.Pod) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	return slices.CompactFunc(pods, func(a, b corev1.Pod) bool { return a.Namespace == b.Namespace && a.Name == b.Name })
+	ptrs = slices.CompactFunc(ptrs, func(a, b *corev1.Pod) bool { return a.Namespace == b.Namespace && a.Name == b.Name })
+	out := make([]corev1.Pod, len(ptrs))
+	for i, p := range ptrs {
+		out[i] = *p
+	}
+	return out
 }
 
 // version records the server's version.

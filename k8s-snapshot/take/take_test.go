@@ -235,3 +235,25 @@ func (c clientset) Version(context.Context) (string, error) {
 	}
 	return v.GitVersion, nil
 }
+
+func TestUniquePods(t *testing.T) {
+	pod := func(ns, name, node string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: corev1.PodSpec{NodeName: node}}
+	}
+	got := uniquePods(
+		[]corev1.Pod{pod("b", "x", "first"), pod("a", "y", "")},
+		nil,
+		[]corev1.Pod{pod("a", "y", "later"), pod("a", "a", ""), pod("b", "x", "later")},
+	)
+	var names []string
+	for _, p := range got {
+		names = append(names, p.Namespace+"/"+p.Name+"@"+p.Spec.NodeName)
+	}
+	want := []string{"a/a@", "a/y@", "b/x@first"} // the first list's copy wins
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("uniquePods (-want +got):\n%s", diff)
+	}
+	if got := uniquePods(); len(got) != 0 {
+		t.Errorf("uniquePods() = %v, want none", got)
+	}
+}
