@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 type sample struct {
@@ -112,7 +113,8 @@ func TestEncodeRefusesHeaderless(t *testing.T) {
 }
 
 // FuzzUnmarshal: the decoder never panics, and whatever it accepts
-// re-encodes and decodes to the same value.
+// re-encodes and decodes to the same value (an empty list and none are the
+// same: omitempty drops the first).
 func FuzzUnmarshal(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"sentinel.dev/v1alpha1","kind":"Sample","spec":{"node":"n","count":2}}`))
 	f.Add([]byte("apiVersion: sentinel.dev/v1alpha1\nkind: Sample\nspec:\n  tags: [a, b]\n"))
@@ -131,7 +133,7 @@ func FuzzUnmarshal(f *testing.F) {
 		if err := Unmarshal(buf.Bytes(), "Sample", &again); err != nil {
 			t.Fatalf("re-encoded document does not decode: %v\n%s", err, buf.Bytes())
 		}
-		if diff := cmp.Diff(out, again); diff != "" {
+		if diff := cmp.Diff(out, again, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("re-decode differs (-first +second):\n%s", diff)
 		}
 	})
