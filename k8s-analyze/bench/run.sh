@@ -2,10 +2,12 @@
 # k8s-analyze benchmark (make bench): generate snapshots of 500 nodes /
 # 15,000 pods and 5,000 nodes / 150,000 pods (bench/gen/main.go), then analyse
 # every node of each with the real binary (-o json to /dev/null), RUNS times
-# (default 3), reporting the median wall time, CPU time (user+sys), peak RSS
-# and its ratio to the JSON size, the 10x-input time ratio, and, in process
-# (bench/phases/main.go), how the time splits between decoding, analysis and
-# encoding, next to the canonical strict decoder (document.Unmarshal).
+# (default 3), reporting the median wall time, CPU time (user+sys), minor page
+# faults, peak RSS and its ratio to the JSON size, the 10x-input time ratio,
+# and, in process (bench/phases/main.go), how the time splits between
+# decoding, analysis and encoding, the memory each allocates, what fresh
+# memory costs on this machine, and the canonical strict decoder
+# (document.Unmarshal) on the same bytes.
 # Targets: full size <= 3 s wall and <= 3x the JSON size in peak RSS;
 # 10x the input <= 12x the time.
 set -euo pipefail
@@ -19,16 +21,16 @@ for div in 10 1; do
 	go run ./bench/gen/main.go -div "$div" >"$work/snap-$div.json"
 done
 
-# measure FILE: median over $runs of "wall cpu rss_kb".
+# measure FILE: median over $runs of "wall cpu rss_kb minor_faults".
 measure() {
 	for _ in $(seq "$runs"); do
 		code=0
-		/usr/bin/time -f "%e %U %S %M" -o "$work/time" "$work/k8s-analyze" -f "$1" >/dev/null || code=$?
+		/usr/bin/time -f "%e %U %S %M %R" -o "$work/time" "$work/k8s-analyze" -f "$1" >/dev/null || code=$?
 		if ((code != 0 && code != 2 && code != 3)); then
 			echo "k8s-analyze failed on $1 (exit $code)" >&2
 			exit 1
 		fi
-		tail -1 "$work/time" | awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}'
+		tail -1 "$work/time" | awk '{printf "%s %.2f %s %s\n", $1, $2 + $3, $4, $5}'
 	done | sort -n | awk -v n="$runs" 'NR == int((n + 1) / 2)'
 }
 
@@ -36,13 +38,13 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 declare -A wall
 for div in 10 1; do
 	f="$work/snap-$div.json"
-	read -r w c rss <<<"$(measure "$f")"
+	read -r w c rss faults <<<"$(measure "$f")"
 	bytes=$(stat -c %s "$f")
 	wall[$div]=$w
-	awk -v d="$div" -v b="$bytes" -v w="$w" -v c="$c" -v r="$rss" 'BEGIN {
-		printf "size 1/%d: json %.0f MB, wall %.2f s, cpu %.2f s, peak RSS %.0f MB = %.2fx the JSON\n", d, b / 1e6, w, c, r / 1024, r * 1024 / b
+	awk -v d="$div" -v b="$bytes" -v w="$w" -v c="$c" -v r="$rss" -v f="$faults" 'BEGIN {
+		printf "size 1/%d: json %.0f MB, wall %.2f s, cpu %.2f s, %d minor faults, peak RSS %.0f MB = %.2fx the JSON\n", d, b / 1e6, w, c, f, r / 1024, r * 1024 / b
 	}'
 done
 awk -v a="${wall[10]}" -v b="${wall[1]}" 'BEGIN { printf "10x the input: %.1fx the wall time\n", b / a }'
 echo "phases, in process (full size):"
-go run ./bench/phases/main.go -f "$work/snap-1.json" -canonical | sed 's/^/  /'
+go run ./bench/phases/main.go -f "$work/snap-1.json" -canonical -faults | sed 's/^/  /'

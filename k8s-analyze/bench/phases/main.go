@@ -1,11 +1,14 @@
 //go:build ignore
 
-// Phases times k8s-analyze's phases on a snapshot file, in process: the
-// decoding (the strictjson fast path, and with -canonical also
-// document.Unmarshal, the canonical strict decoder), the analysis of every
-// node, and the JSON encoding of the report.
+// Phases times k8s-analyze's phases on a snapshot file, in process, the way
+// the binary runs them (fresh heap, no collection): the decoding (the
+// strictjson fast path, projected on analyze.Needs), the analysis of every
+// node, and the JSON encoding of the report, with the memory each phase
+// allocates. With -canonical it then times document.Unmarshal, the canonical
+// strict decoder, on the same bytes; with -faults, what touching fresh
+// memory costs on this machine (it is most of the run).
 //
-//	go run ./bench/phases/main.go -f snapshot.json -canonical
+//	go run ./bench/phases/main.go -f snapshot.json -canonical -faults
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
@@ -25,77 +29,98 @@ import (
 func main() {
 	file := flag.String("f", "", "snapshot `FILE`")
 	canonical := flag.Bool("canonical", false, "also time document.Unmarshal")
+	faults := flag.Bool("faults", false, "also time touching 256 MiB of fresh memory")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the fast path's phases to `FILE`")
 	memprofile := flag.String("memprofile", "", "write an allocation profile of the fast path's phases to `FILE`")
 	flag.Parse()
-	data, err := os.ReadFile(*file)
-	if err != nil {
+	if err := run(*file, *canonical, *faults, *profile, *memprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "phases:", err)
 		os.Exit(1)
 	}
-	if *canonical {
-		t0 := time.Now()
-		var s snapshot.Snapshot
-		if err := document.Unmarshal(data, snapshot.Kind, &s); err != nil {
-			fmt.Fprintln(os.Stderr, "phases:", err)
-			os.Exit(1)
-		}
-		fmt.Printf("canonical_decode_s %.3f\n", time.Since(t0).Seconds())
-		runtime.GC()
+}
+
+func run(file string, canonical, faults bool, profile, memprofile string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
 	}
-	if *profile != "" {
-		f, err := os.Create(*profile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
+	if faults {
+		t := time.Now()
+		b := make([]byte, 256<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
 		}
+		fmt.Printf("fresh_memory_ms_per_mb %.2f\n", float64(time.Since(t).Milliseconds())/256)
+		b = nil
+		runtime.GC()
+		debug.FreeOSMemory()
+	}
+	// As the binary does (the input is in the heap here, mapped there).
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(3 * int64(len(data)))
+	if profile != "" {
+		f, err := os.Create(profile)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "phases:", err)
-			os.Exit(1)
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
 		}
 		defer pprof.StopCPUProfile()
 	}
+	before := allocated()
 	t0 := time.Now()
 	s, err := analyze.DecodeSnapshot(data)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "phases:", err)
-		os.Exit(1)
+		return err
 	}
-	decode := time.Since(t0)
-	heap("decode")
+	decode, decodeMB := time.Since(t0), allocated()-before
 	t1 := time.Now()
 	r, err := analyze.Analyze(s, analyze.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "phases:", err)
-		os.Exit(1)
+		return err
 	}
-	analysis := time.Since(t1)
-	heap("analysis")
+	analysis, analysisMB := time.Since(t1), allocated()-before-decodeMB
 	t2 := time.Now()
 	if err := analyze.WriteJSON(io.Discard, r); err != nil {
-		fmt.Fprintln(os.Stderr, "phases:", err)
-		os.Exit(1)
+		return err
 	}
 	encode := time.Since(t2)
-	heap("encoding")
-	if *memprofile != "" {
-		f, err := os.Create(*memprofile)
-		if err == nil {
-			runtime.GC()
-			err = pprof.Lookup("allocs").WriteTo(f, 0)
-		}
+	if profile != "" {
+		pprof.StopCPUProfile()
+	}
+	if memprofile != "" {
+		f, err := os.Create(memprofile)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "phases:", err)
-			os.Exit(1)
+			return err
+		}
+		runtime.GC()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			return err
 		}
 	}
 	total := decode + analysis + encode
-	fmt.Printf("bytes %d\npods %d\nnodes %d\ndecode_s %.3f\nanalyze_s %.3f\nencode_s %.3f\ndecode_share %.2f\n",
-		len(data), len(s.Pods), len(r.Nodes), decode.Seconds(), analysis.Seconds(), encode.Seconds(), decode.Seconds()/total.Seconds())
+	fmt.Printf("bytes %d\npods %d\nnodes %d\n", len(data), len(s.Pods), len(r.Nodes))
+	fmt.Printf("decode_s %.3f\nanalyze_s %.3f\nencode_s %.3f\ndecode_share %.2f\n",
+		decode.Seconds(), analysis.Seconds(), encode.Seconds(), decode.Seconds()/total.Seconds())
+	fmt.Printf("decode_allocated_mb %d\nanalyze_allocated_mb %d\n", decodeMB, analysisMB)
+	if canonical {
+		s, r = nil, nil
+		runtime.GC()
+		debug.SetGCPercent(100)
+		t := time.Now()
+		var full snapshot.Snapshot
+		if err := document.Unmarshal(data, snapshot.Kind, &full); err != nil {
+			return err
+		}
+		fmt.Printf("canonical_decode_s %.3f\n", time.Since(t).Seconds())
+	}
+	return nil
 }
 
-// heap prints the bytes allocated so far and the heap in use, in MB.
-func heap(phase string) {
+// allocated is the heap allocated so far, in MB.
+func allocated() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	fmt.Printf("after_%s_allocated_mb %d\nafter_%s_heap_mb %d\n", phase, m.TotalAlloc>>20, phase, m.HeapInuse>>20)
+	return int64(m.TotalAlloc >> 20)
 }
