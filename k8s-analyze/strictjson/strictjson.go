@@ -112,19 +112,30 @@ func unmarshal(data []byte, v any, keep *keepNode, cfg config) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("strictjson: need a non-nil pointer, got %T", v)
 	}
+	p, err := compilePlan(rv.Type().Elem(), keep)
+	if err != nil {
+		return err
+	}
+	return decode(data, rv.UnsafePointer(), p, cfg)
+}
+
+// compilePlan is the plan of a t keeping what keep names (nil: everything).
+func compilePlan(t reflect.Type, keep *keepNode) (*plan, error) {
 	c := &compiler{plans: map[reflect.Type]*plan{}, checks: map[reflect.Type]*plan{}}
 	var p *plan
 	if keep == nil {
-		p = c.compile(rv.Type().Elem())
+		p = c.compile(t)
 	} else {
-		p = c.partial(rv.Type().Elem(), keep, "")
+		p = c.partial(t, keep, "")
 	}
-	if c.err != nil {
-		return c.err
-	}
+	return p, c.err
+}
+
+// decode decodes data into the value of p's type at ptr.
+func decode(data []byte, ptr unsafe.Pointer, p *plan, cfg config) error {
 	d := &decoder{data: data, config: cfg}
 	d.skipWS()
-	if err := d.value(p, rv.UnsafePointer(), 0); err != nil {
+	if err := d.value(p, ptr, 0); err != nil {
 		return err
 	}
 	d.skipWS()

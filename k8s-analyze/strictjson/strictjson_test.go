@@ -44,15 +44,40 @@ var someFields = []string{
 // boundary scan chunks at every newline.
 var split3 = config{workers: 3, parallelMin: 1, scanMin: 1}
 
+// plans are the compiled plans agree uses, compiled once (compiling the
+// Snapshot type costs more than decoding a small document).
+type plans struct {
+	full      *plan
+	projected map[string]*plan // by name of the keep list
+	keeps     map[string]*keepNode
+}
+
+func newPlans(t testing.TB) *plans {
+	t.Helper()
+	typ := reflect.TypeFor[snapshot.Snapshot]()
+	ps := &plans{projected: map[string]*plan{}, keeps: map[string]*keepNode{}}
+	var err error
+	if ps.full, err = compilePlan(typ, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, keep := range map[string][]string{"some fields": someFields, "nothing": nil} {
+		ps.keeps[name] = keepTree(keep)
+		if ps.projected[name], err = compilePlan(typ, ps.keeps[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ps
+}
+
 // agree checks the promise: what Unmarshal accepts, the canonical decoder
 // accepts with the same result; what UnmarshalFields accepts with
-// someFields, it accepts too, with the same kept fields.
-func agree(t *testing.T, data []byte) (fastOK bool) {
+// someFields (or nothing kept), it accepts too, with the same kept fields.
+func (ps *plans) agree(t *testing.T, data []byte) (fastOK bool) {
 	t.Helper()
 	var fast, split, slow snapshot.Snapshot
-	ferr := Unmarshal(data, &fast)
+	ferr := decode(data, unsafe.Pointer(&fast), ps.full, defaults())
 	// The parallel path, taken for every array of the top level.
-	if perr := unmarshal(data, &split, nil, split3); (perr == nil) != (ferr == nil) || (ferr == nil && !reflect.DeepEqual(fast, split)) {
+	if perr := decode(data, unsafe.Pointer(&split), ps.full, split3); (perr == nil) != (ferr == nil) || (ferr == nil && !reflect.DeepEqual(fast, split)) {
 		t.Fatalf("parallel decoding differs (%v, %v) on:\n%s", perr, ferr, data)
 	}
 	serr := canonical(data, &slow)
@@ -64,28 +89,26 @@ func agree(t *testing.T, data []byte) (fastOK bool) {
 			t.Fatalf("strictjson and the canonical decoder disagree on:\n%s", data)
 		}
 	}
-	for _, keep := range [][]string{someFields, nil} {
+	for name, p := range ps.projected {
 		var part, partSplit snapshot.Snapshot
-		root := keepTree(keep)
-		err := unmarshal(data, &part, root, config{workers: 1})
-		if perr := unmarshal(data, &partSplit, root, split3); (perr == nil) != (err == nil) || (err == nil && !reflect.DeepEqual(part, partSplit)) {
-			t.Fatalf("parallel projected decoding differs (%v, %v) (-seq +par):\n%s\non:\n%s", perr, err, cmp.Diff(part, partSplit), data)
+		err := decode(data, unsafe.Pointer(&part), p, config{workers: 1})
+		if perr := decode(data, unsafe.Pointer(&partSplit), p, split3); (perr == nil) != (err == nil) || (err == nil && !reflect.DeepEqual(part, partSplit)) {
+			t.Fatalf("parallel projected decoding (%s) differs (%v, %v) (-seq +par):\n%s\non:\n%s", name, perr, err, cmp.Diff(part, partSplit), data)
+		}
+		// A projection never refuses what the full fast path accepts.
+		if ferr == nil && err != nil {
+			t.Fatalf("the projection on %s refused (%v) what Unmarshal accepts:\n%s", name, err, data)
 		}
 		if err != nil {
 			continue
 		}
 		if serr != nil {
-			t.Fatalf("strictjson accepted with %d kept paths what the canonical decoder refuses (%v):\n%s", len(keep), serr, data)
+			t.Fatalf("strictjson accepted with %s kept what the canonical decoder refuses (%v):\n%s", name, serr, data)
 		}
 		want := slow
-		project(t, reflect.ValueOf(&want).Elem(), root)
-		if diff := cmp.Diff(want, part); diff != "" {
-			t.Fatalf("kept fields differ from the canonical decoder's (-want +got):\n%s\non:\n%s", diff, data)
-		}
-		// And it accepts what the full fast path accepts: a projection
-		// never refuses more.
-		if ferr == nil && err != nil {
-			t.Fatalf("UnmarshalFields refused (%v) what Unmarshal accepts:\n%s", err, data)
+		project(t, reflect.ValueOf(&want).Elem(), ps.keeps[name])
+		if !reflect.DeepEqual(want, part) {
+			t.Fatalf("kept fields (%s) differ from the canonical decoder's (-want +got):\n%s\non:\n%s", name, cmp.Diff(want, part), data)
 		}
 	}
 	return ferr == nil
@@ -213,9 +236,10 @@ func TestAgreesWithCanonical(t *testing.T) {
 		"layout misleads":          {"{\"pods\": [\n{\"spec\": {\"containers\": [\n{\"name\": \"a\"}\n]}},\n{}\n],\n\"nodes\": [\n{}\n]}", true},
 		"negative uint":            {`{"pods":[{"spec":{"containers":[{"name":"c","ports":[{"containerPort":-1}]}]}}]}`, true},
 	}
+	ps := newPlans(t)
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := agree(t, []byte(tc.json)); got != tc.wantOK {
+			if got := ps.agree(t, []byte(tc.json)); got != tc.wantOK {
 				t.Errorf("strictjson accepted = %v, want %v", got, tc.wantOK)
 			}
 		})
@@ -231,7 +255,7 @@ func TestGeneratedSnapshot(t *testing.T) {
 	if err := enc.Encode(bench.Generate(bench.Size{Nodes: 200, Namespaces: 10, DeploymentsPerNamespace: 10, Replicas: 12})); err != nil {
 		t.Fatal(err)
 	}
-	if !agree(t, buf.Bytes()) {
+	if !newPlans(t).agree(t, buf.Bytes()) {
 		t.Fatalf("strictjson refused a generated snapshot: %v", Unmarshal(buf.Bytes(), &snapshot.Snapshot{}))
 	}
 }
@@ -246,20 +270,22 @@ func FuzzUnmarshal(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	ps := newPlans(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		agree(t, data)
+		ps.agree(t, data)
 	})
 }
 
 // TestWordAtATime puts each byte that ends a plain run of a string (and
 // runs of spaces) at every offset of an 8-byte word.
 func TestWordAtATime(t *testing.T) {
+	ps := newPlans(t)
 	for _, special := range []string{`\"`, `\\`, "\t", "\u00e9", "\xff", `"`, `\u0041`} {
 		for k := range 10 {
 			for _, pad := range []int{0, 9} {
 				name := strings.Repeat("a", k) + special + strings.Repeat("b", 10-k)
 				doc := "{\"pods\":[\n" + strings.Repeat(" ", pad) + `{"metadata":{"name":"` + name + `"}},` + "\n" + strings.Repeat(" ", pad) + "{}\n]}"
-				agree(t, []byte(doc))
+				ps.agree(t, []byte(doc))
 			}
 		}
 	}
