@@ -57,7 +57,8 @@ type stream struct {
 		io.Writer
 		io.StringWriter
 	}
-	buf    bytes.Buffer
+	buf    bytes.Buffer // compact JSON of one value
+	out    []byte       // the same, indented
 	enc    *json.Encoder
 	fields int
 	err    error
@@ -85,11 +86,11 @@ func (e *stream) value(prefix string, v any) {
 		return
 	}
 	e.buf.Reset()
-	e.enc.SetIndent(prefix, "  ")
 	if e.err = e.enc.Encode(v); e.err != nil {
 		return
 	}
-	_, e.err = e.w.Write(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n")))
+	e.out = appendIndent(e.out[:0], bytes.TrimSuffix(e.buf.Bytes(), []byte("\n")), prefix)
+	_, e.err = e.w.Write(e.out)
 }
 
 // key starts the next field of the top-level object.
@@ -148,8 +149,8 @@ func chunk[T any](e *stream, items []T, first bool) {
 }
 
 // parallel runs encode(c, i) for i in [0, n) on workers goroutines, each
-// into a stream of its own, and copies their output to e in the order of
-// i, with at most 2*workers outputs waiting.
+// with a stream of its own, and copies their output to e in the order of
+// i. At most 2*workers outputs exist at once, and their buffers are reused.
 func (e *stream) parallel(n, workers int, encode func(c *stream, i int)) {
 	type encoded struct {
 		out bytes.Buffer
@@ -159,20 +160,27 @@ func (e *stream) parallel(n, workers int, encode func(c *stream, i int)) {
 	for i := range done {
 		done[i] = make(chan *encoded, 1)
 	}
-	slots := make(chan struct{}, 2*workers)
-	next := make(chan int)
-	go func() {
+	free := make(chan *encoded, 2*workers)
+	for range cap(free) {
+		free <- &encoded{}
+	}
+	type job struct {
+		i int
+		r *encoded
+	}
+	next := make(chan job)
+	go func() { // buffers are handed out in the order of i, so i never waits for a later one
 		defer close(next)
 		for i := range n {
-			slots <- struct{}{}
-			next <- i
+			next <- job{i, <-free}
 		}
 	}()
 	for range workers {
 		go func() {
-			for i := range next {
-				r := &encoded{}
-				c := newStream(&r.out)
+			c := newStream(nil)
+			for j := range next {
+				i, r := j.i, j.r
+				c.w, c.err = &r.out, nil
 				encode(c, i)
 				r.err = c.err
 				done[i] <- r
@@ -181,12 +189,13 @@ func (e *stream) parallel(n, workers int, encode func(c *stream, i int)) {
 	}
 	for i := range n { // every result is taken, so every goroutine ends
 		r := <-done[i]
-		<-slots
 		if e.err == nil {
 			e.err = r.err
 		}
 		if e.err == nil {
 			_, e.err = e.w.Write(r.out.Bytes())
 		}
+		r.out.Reset()
+		free <- r
 	}
 }
