@@ -38,9 +38,10 @@ func TestWriteJSONIsDocumentEncode(t *testing.T) {
 }
 
 // TestWriteJSONGenerated compares the writers on a generated cluster, with
-// strings that need escaping.
+// strings that need escaping, of more nodes than one round of the parallel
+// encoding.
 func TestWriteJSONGenerated(t *testing.T) {
-	s := bench.Generate(bench.Size{Nodes: 20, Namespaces: 3, DeploymentsPerNamespace: 4, Replicas: 5})
+	s := bench.Generate(bench.Size{Nodes: 150, Namespaces: 3, DeploymentsPerNamespace: 4, Replicas: 5})
 	s.Pods[7].Annotations = map[string]string{DoNotDisruptAnnotation: "<b>&\"é\u2028"}
 	s.Pods[9].Spec.Volumes = append(s.Pods[9].Spec.Volumes, corev1.Volume{Name: "é<x>", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/a\tb"}}})
 	r, err := Analyze(s, Options{})

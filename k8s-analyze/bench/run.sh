@@ -36,6 +36,7 @@ measure() {
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 declare -A wall
+missed=()
 for div in 10 1; do
 	f="$work/snap-$div.json"
 	read -r w c rss faults <<<"$(measure "$f")"
@@ -44,7 +45,16 @@ for div in 10 1; do
 	awk -v d="$div" -v b="$bytes" -v w="$w" -v c="$c" -v r="$rss" -v f="$faults" 'BEGIN {
 		printf "size 1/%d: json %.0f MB, wall %.2f s, cpu %.2f s, %d minor faults, peak RSS %.0f MB = %.2fx the JSON\n", d, b / 1e6, w, c, f, r / 1024, r * 1024 / b
 	}'
+	if ((div == 1)); then
+		awk -v w="$w" 'BEGIN { exit !(w <= 3) }' || missed+=("wall ${w} s > 3 s")
+		awk -v r="$rss" -v b="$bytes" 'BEGIN { exit !(r * 1024 <= 3 * b) }' || missed+=("peak RSS > 3x the JSON")
+	fi
 done
 awk -v a="${wall[10]}" -v b="${wall[1]}" 'BEGIN { printf "10x the input: %.1fx the wall time\n", b / a }'
+awk -v a="${wall[10]}" -v b="${wall[1]}" 'BEGIN { exit !(b <= 12 * a) }' || missed+=("10x the input > 12x the time")
 echo "phases, in process (full size):"
 go run ./bench/phases/main.go -f "$work/snap-1.json" -canonical -faults | sed 's/^/  /'
+if ((${#missed[@]} > 0)); then
+	printf 'target missed: %s\n' "${missed[@]}"
+	exit 1
+fi
