@@ -335,6 +335,7 @@ func (x *index) chain(p *corev1.Pod, hops bool) (out []OwnerHop, top *owner) {
 type candidates struct {
 	all     []*pdbInfo
 	byLabel map[labelPair][]int // indices in all
+	keys    []string            // the label keys of byLabel, sorted
 	rest    []int               // selectors without matchLabels
 }
 
@@ -356,6 +357,9 @@ func (c *candidates) add(info *pdbInfo) {
 	k := slices.Min(slices.Collect(maps.Keys(sel)))
 	pair := labelPair{k, sel[k]}
 	c.byLabel[pair] = append(c.byLabel[pair], i)
+	if j, found := slices.BinarySearch(c.keys, k); !found {
+		c.keys = slices.Insert(c.keys, j, k)
+	}
 }
 
 // matching are the PDBs of p's namespace that select it, in snapshot order.
@@ -366,8 +370,10 @@ func (x *index) matching(p *corev1.Pod) []*pdbInfo {
 	}
 	var buf [8]int
 	idx := append(buf[:0], c.rest...)
-	for k, v := range p.Labels {
-		idx = append(idx, c.byLabel[labelPair{k, v}]...)
+	for _, k := range c.keys {
+		if v, ok := p.Labels[k]; ok {
+			idx = append(idx, c.byLabel[labelPair{k, v}]...)
+		}
 	}
 	slices.Sort(idx)
 	var out []*pdbInfo
