@@ -788,9 +788,12 @@ func (d *decoder) scratchSlice(p *plan) *sliceScratch {
 // parallelSlice is slice with the elements split over the workers.
 func (d *decoder) parallelSlice(p *plan, ptr unsafe.Pointer) error {
 	start := d.pos
-	if offsets, end, ok := d.layout(); ok && len(offsets) >= d.parallelMin {
+	if offsets, end, ok := d.layout(); ok {
 		// The layout is a guess: decoding checks it, and when it fails
-		// the array is split by a scan.
+		// the array is split by a scan. A short array is decoded in one go.
+		if len(offsets) < d.parallelMin {
+			return d.slice(p, ptr, 1)
+		}
 		if d.decodeSplit(p, ptr, offsets, end) == nil {
 			d.pos = end
 			return nil

@@ -252,7 +252,7 @@ func TestGeneratedSnapshot(t *testing.T) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(bench.Generate(bench.Size{Nodes: 200, Namespaces: 10, DeploymentsPerNamespace: 10, Replicas: 12})); err != nil {
+	if err := enc.Encode(bench.Generate(bench.Size{Nodes: 100, Namespaces: 5, DeploymentsPerNamespace: 10, Replicas: 18})); err != nil {
 		t.Fatal(err)
 	}
 	if !newPlans(t).agree(t, buf.Bytes()) {
