@@ -36,10 +36,10 @@ func (d *decoder) boundaries() ([]int, error) {
 			// End regions just after a newline, outside strings.
 			nl := bytes.IndexByte(d.data[hi:], '\n')
 			if nl < 0 {
-				hi = len(d.data)
-			} else {
-				hi += nl + 1
+				// Compact JSON: one pass that stops at the end.
+				return d.sequentialBoundaries(lo, depth, offsets)
 			}
+			hi += nl + 1
 		}
 		chunks := d.scanRegion(lo, hi)
 		for _, c := range chunks {
@@ -57,6 +57,41 @@ func (d *decoder) boundaries() ([]int, error) {
 		lo = hi
 	}
 	d.pos = len(d.data)
+	return nil, d.errorf("unterminated array")
+}
+
+// sequentialBoundaries continues boundaries from lo (outside strings, at
+// the given depth of the array) in one pass, up to the array's end.
+func (d *decoder) sequentialBoundaries(lo, depth int, offsets []int) ([]int, error) {
+	data := d.data
+	for i := lo; i < len(data); i++ {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r', ',', ':':
+		case '"':
+			if depth == 1 {
+				offsets = append(offsets, i)
+			}
+			i = closingQuote(data, i+1, len(data))
+		case '{', '[':
+			if depth == 1 {
+				offsets = append(offsets, i)
+			}
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				d.pos = i + 1
+				return offsets, nil
+			}
+		default:
+			if depth == 1 {
+				return nil, errScalarElements
+			}
+			for i+1 < len(data) && !isDelim(data[i+1]) {
+				i++
+			}
+		}
+	}
+	d.pos = len(data)
 	return nil, d.errorf("unterminated array")
 }
 
