@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -57,5 +59,25 @@ func TestWriteJSONGenerated(t *testing.T) {
 	}
 	if diff := cmp.Diff(want.String(), got.String()); diff != "" {
 		t.Errorf("WriteJSON (-want +got):\n%s", diff)
+	}
+}
+
+// TestStrWordAtATime puts every byte value at every offset of a word.
+func TestStrWordAtATime(t *testing.T) {
+	for c := range 256 {
+		for k := range 17 {
+			b := []byte(strings.Repeat("a", 17))
+			b[k] = byte(c)
+			s := string(b)
+			want, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := &enc{}
+			e.str(s)
+			if string(e.b) != string(want) {
+				t.Fatalf("str(%q) = %s, want %s", s, e.b, want)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -80,7 +81,10 @@ func (e *enc) array(depth, n int, elem func(i, depth int)) {
 // str appends s as encoding/json does; strings that need no escaping (the
 // usual case) are copied as they are.
 func (e *enc) str(s string) {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s) && plainWord(s[i:]); i += 8 {
+	}
+	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
 			q, _ := json.Marshal(s)
 			e.b = append(e.b, q...)
@@ -228,4 +232,18 @@ func (e *enc) budget(b *PDBBudget, depth int) {
 		o.num("roundsNeeded", *b.RoundsNeeded)
 	}
 	o.close()
+}
+
+// plainWord reports whether none of the first 8 bytes of s needs escaping
+// (a control character, a quote, a backslash, <, >, & or a non-ASCII
+// byte), testing them as one word.
+func plainWord(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	w := binary.LittleEndian.Uint64([]byte(s[:8]))
+	has := func(b byte) uint64 {
+		x := w ^ (ones * uint64(b))
+		return (x - ones) &^ x & highs
+	}
+	less := (w - ones*0x20) &^ w & highs
+	return w&highs|less|has('"')|has('\\')|has('<')|has('>')|has('&') == 0
 }
