@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/template"
@@ -74,7 +73,7 @@ func run(snapshot, kubectl string, runs int, write string, hold bool, kc string)
 		}
 		fmt.Fprintf(os.Stderr, "bench: cluster of %d nodes and %d pods ready in %s\n", nodes, namespaces*deployments*replicas, time.Since(start).Round(time.Second))
 		kc = cp.Kubeconfig(controlplane.Admin)
-		settled = settle(ctx, cp.PIDs())
+		settled = settle(ctx, cp)
 	}
 	if hold {
 		fmt.Printf("export KUBECONFIG=%s\n", kc)
@@ -169,49 +168,15 @@ it builds k8s-snapshot, runs ` + "`go run bench/main.go`" + ` in k8s-snapshot/ a
 `))
 
 // settle waits until the control plane has finished with the pods it just
-// started (controllers, scheduler and kwok's status updates), so that the
-// tools are measured against a steady cluster: until its processes use
-// under a quarter of a CPU for three seconds in a row, or two minutes
-// pass. It says which on stderr and returns it for the report.
-func settle(ctx context.Context, pids map[string]int) string {
-	const quiet, window, limit = 0.25, time.Second, 2 * time.Minute
-	ticks := func() float64 {
-		var sum float64
-		for _, pid := range pids {
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-			if err != nil {
-				continue
-			}
-			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-			if len(f) > 12 {
-				u, _ := strconv.ParseFloat(f[11], 64)
-				s, _ := strconv.ParseFloat(f[12], 64)
-				sum += u + s
-			}
-		}
-		return sum / 100 // USER_HZ
-	}
-	start, calm := time.Now(), 0
-	before := ticks()
-	tick := time.NewTicker(window)
-	defer tick.Stop()
-	for time.Since(start) < limit && calm < 3 {
-		select {
-		case <-ctx.Done():
-			return "was cancelled while settling"
-		case <-tick.C:
-		}
-		now := ticks()
-		if (now-before)/window.Seconds() < quiet {
-			calm++
-		} else {
-			calm = 0
-		}
-		before = now
-	}
-	what := fmt.Sprintf("had used under %.0f%% of a CPU for 3 s (after %s)", quiet*100, time.Since(start).Round(time.Second))
-	if calm < 3 {
-		what = fmt.Sprintf("was still busy after %s (measured anyway)", limit)
+// started, so that the tools are measured against a steady cluster, and
+// says how that went (on stderr and for the report).
+func settle(ctx context.Context, cp *controlplane.ControlPlane) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	took, err := cp.WaitIdle(ctx, 0.25)
+	what := fmt.Sprintf("had used under 25%% of a CPU for 3 s (after %s)", took.Round(time.Second))
+	if err != nil {
+		what = fmt.Sprintf("was still busy after %s (measured anyway)", took.Round(time.Second))
 	}
 	fmt.Fprintf(os.Stderr, "bench: control plane %s\n", what)
 	return what

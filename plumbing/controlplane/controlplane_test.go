@@ -286,3 +286,40 @@ func TestBindServiceAccount(t *testing.T) {
 		t.Errorf("bound account lists configmaps: %v, want forbidden", err)
 	}
 }
+
+func TestWaitIdle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	took, err := cp.WaitIdle(ctx, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took < 3*time.Second {
+		t.Errorf("WaitIdle returned after %s, before three calm windows", took)
+	}
+	// A budget of no CPU at all is never met: the wait ends with ctx.
+	short, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if _, err := cp.WaitIdle(short, 0); err == nil {
+		t.Error("WaitIdle with no CPU budget returned without an error")
+	}
+}
+
+func TestProcessCPU(t *testing.T) {
+	before, ok := processCPU(os.Getpid())
+	if !ok {
+		t.Fatal("processCPU of this process: not read")
+	}
+	deadline := time.Now().Add(200 * time.Millisecond)
+	n := 0
+	for time.Now().Before(deadline) { // burn CPU on purpose
+		n++
+	}
+	after, _ := processCPU(os.Getpid())
+	if after-before < 0.05 {
+		t.Errorf("processCPU rose by %.3f s over 0.2 s of busy loop (%d turns), want >= 0.05", after-before, n)
+	}
+	if _, ok := processCPU(-1); ok {
+		t.Error("processCPU(-1) read something")
+	}
+}
