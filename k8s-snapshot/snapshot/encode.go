@@ -9,6 +9,7 @@ import (
 	"runtime"
 
 	"github.com/sentinel-go/sentinel/plumbing/document"
+	"github.com/sentinel-go/sentinel/plumbing/inorder"
 )
 
 // Encode writes s in format f. JSON is streamed object by object, with the
@@ -110,8 +111,9 @@ func (e *stream) field(name string, v any) {
 }
 
 // list writes items as encoding/json would: null for nil, [] for empty.
-// Long lists are encoded chunk by chunk on every CPU and written in order;
-// only a few chunks are held at once, never a second copy of the list.
+// The items are encoded in batches on every CPU and written in order
+// (inorder.Write), holding only a round of batches, never a second copy of
+// the list.
 func list[T any](e *stream, name string, items []T) {
 	e.key(name)
 	switch {
@@ -123,13 +125,19 @@ func list[T any](e *stream, name string, items []T) {
 		return
 	}
 	e.raw("[\n")
-	chunks := (len(items) + chunkSize - 1) / chunkSize
-	if workers := min(runtime.GOMAXPROCS(0), chunks); workers > 1 {
-		e.parallel(chunks, workers, func(c *stream, i int) {
-			chunk(c, items[i*chunkSize:min((i+1)*chunkSize, len(items))], i == 0)
+	if e.err == nil {
+		workers := make([]*stream, runtime.GOMAXPROCS(0)) // one each: their calls never overlap
+		e.err = inorder.Write(e.w, len(items), chunkSize, func(w int, dst []byte, from, to int) ([]byte, error) {
+			c := workers[w]
+			if c == nil {
+				c = newStream(&appender{})
+				workers[w] = c
+			}
+			out := c.w.(*appender)
+			out.b, c.err = dst, nil
+			chunk(c, items[from:to], from == 0)
+			return out.b, c.err
 		})
-	} else {
-		chunk(e, items, true)
 	}
 	e.raw("\n  ]")
 }
@@ -148,54 +156,15 @@ func chunk[T any](e *stream, items []T, first bool) {
 	}
 }
 
-// parallel runs encode(c, i) for i in [0, n) on workers goroutines, each
-// with a stream of its own, and copies their output to e in the order of
-// i. At most 2*workers outputs exist at once, and their buffers are reused.
-func (e *stream) parallel(n, workers int, encode func(c *stream, i int)) {
-	type encoded struct {
-		out bytes.Buffer
-		err error
-	}
-	done := make([]chan *encoded, n)
-	for i := range done {
-		done[i] = make(chan *encoded, 1)
-	}
-	free := make(chan *encoded, 2*workers)
-	for range cap(free) {
-		free <- &encoded{}
-	}
-	type job struct {
-		i int
-		r *encoded
-	}
-	next := make(chan job)
-	go func() { // buffers are handed out in the order of i, so i never waits for a later one
-		defer close(next)
-		for i := range n {
-			next <- job{i, <-free}
-		}
-	}()
-	for range workers {
-		go func() {
-			c := newStream(nil)
-			for j := range next {
-				i, r := j.i, j.r
-				c.w, c.err = &r.out, nil
-				encode(c, i)
-				r.err = c.err
-				done[i] <- r
-			}
-		}()
-	}
-	for i := range n { // every result is taken, so every goroutine ends
-		r := <-done[i]
-		if e.err == nil {
-			e.err = r.err
-		}
-		if e.err == nil {
-			_, e.err = e.w.Write(r.out.Bytes())
-		}
-		r.out.Reset()
-		free <- r
-	}
+// appender is a writer that appends to b.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
+}
+
+func (a *appender) WriteString(s string) (int, error) {
+	a.b = append(a.b, s...)
+	return len(s), nil
 }
