@@ -104,7 +104,7 @@ func TestVersusKubectl(t *testing.T) {
 	}
 	// Measure a settled cluster, not one still busy with the pods just made.
 	idleCtx, cancelIdle := context.WithTimeout(ctx, 2*time.Minute)
-	settled, err := cp.WaitIdle(idleCtx, 0.25)
+	settled, err := cp.WaitIdle(idleCtx, 0.25, time.Second)
 	cancelIdle()
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +167,14 @@ func TestVersusKubectl(t *testing.T) {
 		return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 
+	// quiet waits for the control plane to be idle after what it just did.
+	quiet := func(after string) {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if _, err := cp.WaitIdle(ctx, 0.25, 100*time.Millisecond); err != nil {
+			t.Fatalf("after %s: %v", after, err)
+		}
+	}
 	gone := func(name string) {
 		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			_, err := pods.Get(ctx, name, metav1.GetOptions{})
@@ -178,6 +186,7 @@ func TestVersusKubectl(t *testing.T) {
 		if err != nil {
 			t.Fatalf("evicted pod %s: %v", name, err)
 		}
+		quiet("evicting " + name)
 	}
 	times := map[string][]time.Duration{}
 	for i := range total {
@@ -188,6 +197,7 @@ func TestVersusKubectl(t *testing.T) {
 		}
 		for _, j := range order {
 			reset()
+			quiet(fmt.Sprintf("uncordoning %s", node))
 			d, c := run(cordon[j].cmd(i))
 			nd, err := nodes.Get(ctx, node, metav1.GetOptions{})
 			if err != nil || !nd.Spec.Unschedulable {
@@ -201,8 +211,8 @@ func TestVersusKubectl(t *testing.T) {
 		for _, j := range order {
 			d, c := run(evict[j].cmd(i))
 			// The next invocation starts once this eviction is over (the
-			// pod deleted, its watchers told): otherwise the faster tool's
-			// request lands in the previous one's aftermath.
+			// pod deleted, the control plane quiet again): otherwise the
+			// faster tool's request lands in the previous one's aftermath.
 			gone(fmt.Sprintf("%s-%d", []string{"sentinel", "kubectl"}[j], i))
 			if i > 0 {
 				times[evict[j].name] = append(times[evict[j].name], d)
@@ -230,7 +240,7 @@ func TestVersusKubectl(t *testing.T) {
 	fmt.Fprintf(&b, "%s\n\n", section)
 	fmt.Fprintf(&b, "One invocation, end to end as a process (start, kubeconfig, TLS, the API calls, exit), against the\n")
 	fmt.Fprintf(&b, "same local control plane in the same run, %d runs each after one warm-up, interleaved (the order\n", n)
-	fmt.Fprintf(&b, "alternates every round; an eviction starts once the pod the previous one evicted is gone). kubectl\n")
+	fmt.Fprintf(&b, "alternates every round; an eviction starts once the pod the previous one evicted is gone and the control plane is quiet). kubectl\n")
 	fmt.Fprintf(&b, "is v1.37.2 with a warm discovery cache. Target: wall ratio <= 0.5.\n")
 	fmt.Fprintf(&b, "CPU is the process's user+system time (less sensitive to other load on the machine). Load average\n")
 	fmt.Fprintf(&b, "when measured: %s; the control plane had settled (under 25%% of a CPU for 3 s, %s after the pods were Ready).\n\n", loadavg(), settled.Round(time.Second))

@@ -173,7 +173,7 @@ it builds k8s-snapshot, runs ` + "`go run bench/main.go`" + ` in k8s-snapshot/ a
 func settle(ctx context.Context, cp *controlplane.ControlPlane) string {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	took, err := cp.WaitIdle(ctx, 0.25)
+	took, err := cp.WaitIdle(ctx, 0.25, time.Second)
 	what := fmt.Sprintf("had used under 25%% of a CPU for 3 s (after %s)", took.Round(time.Second))
 	if err != nil {
 		what = fmt.Sprintf("was still busy after %s (measured anyway)", took.Round(time.Second))

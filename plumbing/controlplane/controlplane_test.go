@@ -290,7 +290,7 @@ func TestBindServiceAccount(t *testing.T) {
 func TestWaitIdle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	took, err := cp.WaitIdle(ctx, 0.5)
+	took, err := cp.WaitIdle(ctx, 0.5, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestWaitIdle(t *testing.T) {
 	// A budget of no CPU at all is never met: the wait ends with ctx.
 	short, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	if _, err := cp.WaitIdle(short, 0); err == nil {
+	if _, err := cp.WaitIdle(short, 0, 100*time.Millisecond); err == nil {
 		t.Error("WaitIdle with no CPU budget returned without an error")
 	}
 }

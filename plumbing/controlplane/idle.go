@@ -10,12 +10,13 @@ import (
 )
 
 // WaitIdle waits until the control plane's processes together have used
-// less than maxCPU CPUs (e.g. 0.25) in each of three one-second windows in
-// a row, and returns how long that took. A cluster that has just started
+// less than maxCPU CPUs (e.g. 0.25) in each of three windows in a row (one
+// second each to wait out pods just started, 100 ms between two timed
+// requests), and returns how long that took. A cluster that has just started
 // pods is busy with them for a while (scheduler, controllers, kwok's status
 // updates): a benchmark measures a settled one. ctx bounds the wait.
-func (cp *ControlPlane) WaitIdle(ctx context.Context, maxCPU float64) (time.Duration, error) {
-	const window, calmWindows = time.Second, 3
+func (cp *ControlPlane) WaitIdle(ctx context.Context, maxCPU float64, window time.Duration) (time.Duration, error) {
+	const calmWindows = 3
 	pids := cp.PIDs()
 	start, calm := time.Now(), 0
 	before := cpuSeconds(pids)
