@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sync"
 
 	"github.com/sentinel-go/sentinel/plumbing/document"
+	"github.com/sentinel-go/sentinel/plumbing/inorder"
 )
 
 // WriteJSON writes r exactly as document.Encode(w, document.JSON, r) does,
@@ -49,29 +49,21 @@ func WriteJSON(w io.Writer, r *Report) error {
 		bw.WriteString("  \"nodes\": [")
 		// Nodes are encoded on every core, a batch each, into buffers
 		// reused from round to round, and written in order.
-		const batch = 32
 		encs := make([]enc, runtime.GOMAXPROCS(0))
-		for start := 0; start < len(r.Nodes); start += batch * len(encs) {
-			var wg sync.WaitGroup
-			for w := range encs {
-				e := &encs[w]
-				e.b, e.prefix = e.b[:0], "    "
-				wg.Go(func() {
-					for i := start + w*batch; i < min(start+(w+1)*batch, len(r.Nodes)); i++ {
-						if i > 0 {
-							e.b = append(e.b, ',')
-						}
-						e.b = append(e.b, "\n    "...)
-						e.node(&r.Nodes[i], 0)
-					}
-				})
-			}
-			wg.Wait()
-			for w := range encs {
-				if _, err := bw.Write(encs[w].b); err != nil {
-					return err
+		err := inorder.Write(bw, len(r.Nodes), 32, func(w int, dst []byte, from, to int) ([]byte, error) {
+			e := &encs[w]
+			e.b, e.prefix = dst, "    "
+			for i := from; i < to; i++ {
+				if i > 0 {
+					e.b = append(e.b, ',')
 				}
+				e.b = append(e.b, "\n    "...)
+				e.node(&r.Nodes[i], 0)
 			}
+			return e.b, nil
+		})
+		if err != nil {
+			return err
 		}
 		bw.WriteString("\n  ]\n")
 	}
