@@ -642,6 +642,19 @@ func (d *decoder) time(ptr unsafe.Pointer) error {
 }
 
 func (d *decoder) object(p *plan, ptr unsafe.Pointer, level int) error {
+	return d.fields(p, func(f *field) error {
+		fp := unsafe.Add(ptr, f.offset)
+		if level == 0 && f.plan.kind == kSlice && !f.plan.check && d.workers > 1 && d.peek() == '[' {
+			return d.parallelSlice(f.plan, fp)
+		}
+		return d.value(f.plan, fp, level+1)
+	})
+}
+
+// fields reads an object as a struct of p: exact-case keys of p's fields,
+// each at most once, and value(f) for each field's value (whitespace
+// skipped before it).
+func (d *decoder) fields(p *plan, value func(f *field) error) error {
 	if d.peek() != '{' {
 		return d.errorf("want an object for %s", p.t)
 	}
@@ -680,13 +693,7 @@ func (d *decoder) object(p *plan, ptr unsafe.Pointer, level int) error {
 		}
 		d.pos++
 		d.skipWS()
-		fp := unsafe.Add(ptr, f.offset)
-		if level == 0 && f.plan.kind == kSlice && !f.plan.check && d.workers > 1 && d.peek() == '[' {
-			err = d.parallelSlice(f.plan, fp)
-		} else {
-			err = d.value(f.plan, fp, level+1)
-		}
-		if err != nil {
+		if err := value(f); err != nil {
 			return err
 		}
 		d.skipWS()
@@ -1006,58 +1013,7 @@ func (d *decoder) scratchValue(p *plan, raw []byte) error {
 
 // checkObject validates an object as a struct of p.
 func (d *decoder) checkObject(p *plan) error {
-	if d.peek() != '{' {
-		return d.errorf("want an object for %s", p.t)
-	}
-	d.pos++
-	var buf [128]bool
-	var seen []bool
-	if p.nfield <= len(buf) {
-		seen = buf[:p.nfield]
-	} else {
-		seen = make([]bool, p.nfield)
-	}
-	d.skipWS()
-	if d.peek() == '}' {
-		d.pos++
-		return nil
-	}
-	next := 0
-	for {
-		d.skipWS()
-		key, err := d.str()
-		if err != nil {
-			return err
-		}
-		f := p.field(key, next)
-		if f == nil {
-			return d.errorf("unknown field %q in %s", key, p.t)
-		}
-		if seen[f.index] {
-			return d.errorf("duplicate field %q in %s", key, p.t)
-		}
-		seen[f.index] = true
-		next = f.index + 1
-		d.skipWS()
-		if d.peek() != ':' {
-			return d.errorf("want ':'")
-		}
-		d.pos++
-		d.skipWS()
-		if err := d.check(f.plan); err != nil {
-			return err
-		}
-		d.skipWS()
-		switch d.peek() {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return nil
-		default:
-			return d.errorf("want ',' or '}'")
-		}
-	}
+	return d.fields(p, func(f *field) error { return d.check(f.plan) })
 }
 
 // checkArray validates an array of p's elements.
