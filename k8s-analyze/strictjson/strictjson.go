@@ -696,15 +696,8 @@ func (d *decoder) fields(p *plan, value func(f *field) error) error {
 		if err := value(f); err != nil {
 			return err
 		}
-		d.skipWS()
-		switch d.peek() {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return nil
-		default:
-			return d.errorf("want ',' or '}'")
+		if more, err := d.more('}'); !more {
+			return err
 		}
 	}
 }
@@ -754,18 +747,15 @@ func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 			return err
 		}
 		n++
-		d.skipWS()
-		switch d.peek() {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
+		more, err := d.more(']')
+		if err != nil {
+			return err
+		}
+		if !more {
 			exact := reflect.MakeSlice(p.t, n, n)
 			reflect.Copy(exact, sc.buf.Slice(0, n))
 			sv.Set(exact)
 			return nil
-		default:
-			return d.errorf("want ',' or ']'")
 		}
 	}
 }
@@ -933,15 +923,8 @@ func (d *decoder) dict(p *plan, ptr unsafe.Pointer, level int) error {
 			}
 			mv.SetMapIndex(k, v.Elem())
 		}
-		d.skipWS()
-		switch d.peek() {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return nil
-		default:
-			return d.errorf("want ',' or '}'")
+		if more, err := d.more('}'); !more {
+			return err
 		}
 	}
 }
@@ -1032,15 +1015,8 @@ func (d *decoder) checkArray(p *plan) error {
 		if err := d.check(p.elem); err != nil {
 			return err
 		}
-		d.skipWS()
-		switch d.peek() {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
-			return nil
-		default:
-			return d.errorf("want ',' or ']'")
+		if more, err := d.more(']'); !more {
+			return err
 		}
 	}
 }
@@ -1091,17 +1067,26 @@ func (d *decoder) checkMap(p *plan) error {
 		if err := d.check(p.elem); err != nil {
 			return err
 		}
-		d.skipWS()
-		switch d.peek() {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return nil
-		default:
-			return d.errorf("want ',' or '}'")
+		if more, err := d.more('}'); !more {
+			return err
 		}
 	}
+}
+
+// more reads what follows a member or an element: ',' when more follow,
+// close when the object or array ends (more is false, err nil), anything
+// else is an error.
+func (d *decoder) more(close byte) (more bool, err error) {
+	d.skipWS()
+	switch d.peek() {
+	case ',':
+		d.pos++
+		return true, nil
+	case close:
+		d.pos++
+		return false, nil
+	}
+	return false, d.errorf("want ',' or %q", close)
 }
 
 // skip moves past one JSON value, checking its syntax.
@@ -1165,15 +1150,8 @@ func (d *decoder) skip() error {
 			if err := d.skip(); err != nil {
 				return err
 			}
-			d.skipWS()
-			switch d.peek() {
-			case ',':
-				d.pos++
-			case close:
-				d.pos++
-				return nil
-			default:
-				return d.errorf("want ',' or %q", close)
+			if more, err := d.more(close); !more {
+				return err
 			}
 		}
 	case c == 't':
