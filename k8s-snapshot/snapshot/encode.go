@@ -54,10 +54,7 @@ func Encode(w io.Writer, f document.Format, s *Snapshot) error {
 // stream writes an indented JSON object field by field; the first error
 // sticks.
 type stream struct {
-	w interface {
-		io.Writer
-		io.StringWriter
-	}
+	w      writer
 	buf    bytes.Buffer // compact JSON of one value
 	out    []byte       // the same, indented
 	enc    *json.Encoder
@@ -65,10 +62,13 @@ type stream struct {
 	err    error
 }
 
-func newStream(w interface {
+// writer is where a stream writes.
+type writer interface {
 	io.Writer
 	io.StringWriter
-}) *stream {
+}
+
+func newStream(w writer) *stream {
 	e := &stream{w: w}
 	e.enc = json.NewEncoder(&e.buf)
 	return e
@@ -128,13 +128,11 @@ func list[T any](e *stream, name string, items []T) {
 	if e.err == nil {
 		workers := make([]*stream, runtime.GOMAXPROCS(0)) // one each: their calls never overlap
 		e.err = inorder.Write(e.w, len(items), chunkSize, func(w int, dst []byte, from, to int) ([]byte, error) {
-			c := workers[w]
-			if c == nil {
-				c = newStream(&appender{})
-				workers[w] = c
+			if workers[w] == nil {
+				workers[w] = newStream(nil)
 			}
-			out := c.w.(*appender)
-			out.b, c.err = dst, nil
+			out, c := &appender{b: dst}, workers[w]
+			c.w, c.err = out, nil
 			chunk(c, items[from:to], from == 0)
 			return out.b, c.err
 		})
