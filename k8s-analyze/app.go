@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 	"github.com/sentinel-go/sentinel/plumbing/exitcode"
@@ -61,7 +62,7 @@ func run(c *cli.Context) error {
 	// at least 256 MiB, so that peak memory stays under 3x the input.
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(max(2*int64(len(data)), 256<<20))
-	snap, err := analyze.DecodeSnapshot(data)
+	snap, err := view.Decode(data)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
@@ -45,7 +45,7 @@ type Options struct {
 // Analyze grades the drain risk of the nodes of s. It errors, and reports
 // nothing, when s is not internally consistent (see validate) or a requested
 // node is not in it.
-func Analyze(s *snapshot.Snapshot, opts Options) (*Report, error) {
+func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 	// Validation and indexing are independent: run them side by side (the
 	// index of an invalid snapshot is dropped).
 	invalid := make(chan error, 1)
@@ -121,13 +121,13 @@ func (a *analyzer) finding(code Code, subject Subject, evidence map[string]strin
 
 // podState is what the node pass keeps of one pod.
 type podState struct {
-	pod      *corev1.Pod
+	pod      *view.Pod
 	verdict  *PodVerdict // in the node's Pods
 	matching []*pdbInfo
 	skipped  bool
 }
 
-func (a *analyzer) node(n *corev1.Node) Node {
+func (a *analyzer) node(n *view.Object) Node {
 	idx := a.x.podsByNode[n.Name]
 	out := Node{Name: n.Name, UID: n.UID, Risk: Low, Findings: []Finding{}, Pods: make([]PodVerdict, len(idx)), PDBs: []PDBBudget{}}
 	// Ready replicas on this node, per top controller.
@@ -251,11 +251,11 @@ func usesBudget(p Prediction, info *pdbInfo) bool {
 	return p.UsesBudget || p.Outcome == OutcomeBudgetExhausted || p.Outcome == OutcomePDBStale || p.Outcome == OutcomeForbidden
 }
 
-func podSubject(p *corev1.Pod) Subject {
+func podSubject(p *view.Pod) Subject {
 	return Subject{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, UID: p.UID}
 }
 
-func pdbSubject(p *policyv1.PodDisruptionBudget) Subject {
+func pdbSubject(p *view.PodDisruptionBudget) Subject {
 	return Subject{Kind: "PodDisruptionBudget", Namespace: p.Namespace, Name: p.Name, UID: p.UID}
 }
 
@@ -266,10 +266,10 @@ type chain struct {
 }
 
 // pod judges one pod of the node.
-func (a *analyzer) pod(p *corev1.Pod, c chain, readyHere map[*owner]int, v *PodVerdict) (podState, []Finding) {
+func (a *analyzer) pod(p *view.Pod, c chain, readyHere map[*owner]int, v *PodVerdict) (podState, []Finding) {
 	hops, top := c.hops, c.top
 	matching := a.x.matching(p)
-	pdbs := make([]*policyv1.PodDisruptionBudget, len(matching))
+	pdbs := make([]*view.PodDisruptionBudget, len(matching))
 	for i, m := range matching {
 		pdbs[i] = m.pdb
 	}
@@ -374,7 +374,7 @@ func allVerified(hops []OwnerHop) bool {
 	return len(hops) > 0
 }
 
-func (a *analyzer) ownerFindings(p *corev1.Pod, subj Subject, hops []OwnerHop) []Finding {
+func (a *analyzer) ownerFindings(p *view.Pod, subj Subject, hops []OwnerHop) []Finding {
 	var fs []Finding
 	for _, h := range hops {
 		if h.Problem == "" {
@@ -393,7 +393,7 @@ func (a *analyzer) ownerFindings(p *corev1.Pod, subj Subject, hops []OwnerHop) [
 	return fs
 }
 
-func (a *analyzer) doNotEvict(p *corev1.Pod, subj Subject) []Finding {
+func (a *analyzer) doNotEvict(p *view.Pod, subj Subject) []Finding {
 	var fs []Finding
 	if v, ok := p.Annotations[SafeToEvictAnnotation]; ok && v == "false" {
 		fs = append(fs, a.finding(DoNotEvict, subj, map[string]string{"annotation": SafeToEvictAnnotation, "value": v},
@@ -423,7 +423,7 @@ func (a *analyzer) doNotEvict(p *corev1.Pod, subj Subject) []Finding {
 	return fs
 }
 
-func (a *analyzer) storage(p *corev1.Pod, subj Subject) []Finding {
+func (a *analyzer) storage(p *view.Pod, subj Subject) []Finding {
 	var fs []Finding
 	for _, v := range p.Spec.Volumes {
 		ev := func(kv ...string) map[string]string {
@@ -451,7 +451,7 @@ func (a *analyzer) storage(p *corev1.Pod, subj Subject) []Finding {
 	return fs
 }
 
-func (a *analyzer) claim(p *corev1.Pod, subj Subject, volume, claim string) []Finding {
+func (a *analyzer) claim(p *view.Pod, subj Subject, volume, claim string) []Finding {
 	ev := map[string]string{"volume": volume, "claim": claim}
 	pvc := a.x.pvcs[objKey{"PersistentVolumeClaim", p.Namespace, claim}]
 	if pvc == nil {
@@ -479,7 +479,7 @@ func (a *analyzer) claim(p *corev1.Pod, subj Subject, volume, claim string) []Fi
 // pinned says why pv can only be used on node n ("" when it is not): a local
 // or hostPath volume, or required node affinity that only n satisfies by
 // its name or hostname label.
-func pinned(pv *corev1.PersistentVolume, n *corev1.Node) string {
+func pinned(pv *view.PersistentVolume, n *view.Object) string {
 	switch {
 	case pv.Spec.Local != nil:
 		return "spec.local"
@@ -584,7 +584,7 @@ func (a *analyzer) budget(info *pdbInfo, onNode, usingBudget int) (PDBBudget, []
 }
 
 // zeroSpec says why pdb's spec can never allow a disruption ("" when it can).
-func zeroSpec(pdb *policyv1.PodDisruptionBudget) string {
+func zeroSpec(pdb *view.PodDisruptionBudget) string {
 	expected := int(pdb.Status.ExpectedPods)
 	if mu := pdb.Spec.MaxUnavailable; mu != nil {
 		if (mu.Type == intstr.Int && mu.IntVal <= 0) || (mu.Type == intstr.String && strings.TrimSpace(mu.StrVal) == "0%") {

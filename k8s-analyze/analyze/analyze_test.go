@@ -1,14 +1,20 @@
 package analyze
 
 import (
+	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/strictjson"
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
 // sections are the list fields of a Snapshot, in document order.
@@ -42,7 +48,7 @@ func pdbYAML(name, spec, status string) string {
 }
 
 // build assembles a Snapshot document from base and the test's sections.
-func build(t *testing.T, extra map[string]string) *snapshot.Snapshot {
+func build(t *testing.T, extra map[string]string) *view.Snapshot {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("apiVersion: sentinel.dev/v1alpha1\nkind: Snapshot\nmetadata: {capturedAt: \"2026-11-29T12:00:00Z\", server: \"https://127.0.0.1:6443\"}\n")
@@ -53,12 +59,34 @@ func build(t *testing.T, extra map[string]string) *snapshot.Snapshot {
 		}
 		b.WriteString(s + ":" + items + "\n")
 	}
-	snap, err := DecodeSnapshot([]byte(b.String()))
+	snap, err := view.Decode([]byte(b.String()))
 	if err != nil {
 		t.Fatalf("bad test snapshot: %v\n%s", err, b.String())
 	}
-	sameOnProjection(t, snap, Options{})
+	sameAsJSON(t, []byte(b.String()), snap)
 	return snap
+}
+
+// sameAsJSON checks that s, decoded from doc (YAML) by the canonical path,
+// is what the JSON fast path decodes from the same snapshot.
+func sameAsJSON(t *testing.T, doc []byte, s *view.Snapshot) {
+	t.Helper()
+	var full snapshot.Snapshot
+	if err := document.Unmarshal(doc, snapshot.Kind, &full); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(&full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fast view.Snapshot
+	if err := strictjson.UnmarshalProjection(data, &fast, reflect.TypeFor[snapshot.Snapshot]()); err != nil {
+		t.Fatalf("the fast path refuses a snapshot: %v", err)
+	}
+	// omitempty drops empty lists and maps from the JSON.
+	if diff := cmp.Diff(s, &fast, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("views of the canonical (-) and the fast (+) decoding differ:\n%s", diff)
+	}
 }
 
 func codes(fs []Finding) []Code {

@@ -8,6 +8,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -66,15 +68,15 @@ const MultiplePDBsMessage = "This pod has more than one PodDisruptionBudget, whi
 // EvictableNow predicts the Eviction API's answer for pod, given pdbs, the
 // PodDisruptionBudgets of the pod's namespace (others are ignored), following
 // the apiserver's decision order (reference/eviction-api.md).
-func EvictableNow(pod *corev1.Pod, pdbs []*policyv1.PodDisruptionBudget) Prediction {
+func EvictableNow(pod *view.Pod, pdbs []*view.PodDisruptionBudget) Prediction {
 	return evictableNow(pod, MatchingPDBs(pod, pdbs))
 }
 
 // MatchingPDBs are the pdbs whose selector matches pod the way the Eviction
 // API matches them: same namespace; a nil or unparseable selector matches
 // nothing; an empty selector matches every pod of the namespace.
-func MatchingPDBs(pod *corev1.Pod, pdbs []*policyv1.PodDisruptionBudget) []*policyv1.PodDisruptionBudget {
-	var out []*policyv1.PodDisruptionBudget
+func MatchingPDBs(pod *view.Pod, pdbs []*view.PodDisruptionBudget) []*view.PodDisruptionBudget {
+	var out []*view.PodDisruptionBudget
 	for _, pdb := range pdbs {
 		if pdb.Namespace != pod.Namespace {
 			continue
@@ -89,7 +91,7 @@ func MatchingPDBs(pod *corev1.Pod, pdbs []*policyv1.PodDisruptionBudget) []*poli
 }
 
 // evictableNow is EvictableNow once the matching PDBs are known.
-func evictableNow(pod *corev1.Pod, matching []*policyv1.PodDisruptionBudget) Prediction {
+func evictableNow(pod *view.Pod, matching []*view.PodDisruptionBudget) Prediction {
 	accepted := func(rule string) Prediction {
 		return Prediction{Allowed: true, Outcome: OutcomeAccepted, HTTPStatus: http.StatusCreated, Rule: rule}
 	}
@@ -146,7 +148,7 @@ func evictableNow(pod *corev1.Pod, matching []*policyv1.PodDisruptionBudget) Pre
 
 // exhaustedMessage is the cause message of the apiserver's 429 for a budget
 // that allows no disruption.
-func exhaustedMessage(pdb *policyv1.PodDisruptionBudget) string {
+func exhaustedMessage(pdb *view.PodDisruptionBudget) string {
 	c := meta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition)
 	failed := c != nil && c.Status == metav1.ConditionFalse && c.Message != ""
 	switch {
@@ -161,7 +163,7 @@ func exhaustedMessage(pdb *policyv1.PodDisruptionBudget) string {
 }
 
 // podReady is the apiserver's IsPodReady: a Ready condition with status True.
-func podReady(pod *corev1.Pod) bool {
+func podReady(pod *view.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

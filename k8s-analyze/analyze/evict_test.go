@@ -4,10 +4,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 )
 
 func mustYAML[T any](t *testing.T, src string) *T {
@@ -87,10 +87,10 @@ func TestEvictableNow(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			pod := mustYAML[corev1.Pod](t, tc.pod)
-			var pdbs []*policyv1.PodDisruptionBudget
+			pod := mustYAML[view.Pod](t, tc.pod)
+			var pdbs []*view.PodDisruptionBudget
 			for _, p := range tc.pdbs {
-				pdbs = append(pdbs, mustYAML[policyv1.PodDisruptionBudget](t, p))
+				pdbs = append(pdbs, mustYAML[view.PodDisruptionBudget](t, p))
 			}
 			got := EvictableNow(pod, pdbs)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -101,13 +101,13 @@ func TestEvictableNow(t *testing.T) {
 }
 
 func TestEvictableNowDisruptedPodsFull(t *testing.T) {
-	pod := mustYAML[corev1.Pod](t, readyPod)
-	pdb := mustYAML[policyv1.PodDisruptionBudget](t, `{metadata: {name: a, namespace: ns}, spec: {selector: {}}, status: {disruptionsAllowed: 3}}`)
+	pod := mustYAML[view.Pod](t, readyPod)
+	pdb := mustYAML[view.PodDisruptionBudget](t, `{metadata: {name: a, namespace: ns}, spec: {selector: {}}, status: {disruptionsAllowed: 3}}`)
 	pdb.Status.DisruptedPods = map[string]metav1.Time{}
 	for i := range maxDisruptedPods + 1 {
 		pdb.Status.DisruptedPods[string(rune('a'+i%26))+itoa(int32(i))] = metav1.Time{}
 	}
-	got := EvictableNow(pod, []*policyv1.PodDisruptionBudget{pdb})
+	got := EvictableNow(pod, []*view.PodDisruptionBudget{pdb})
 	want := Prediction{Outcome: "forbidden", HTTPStatus: 403, Rule: RuleDisruptedPodsFull, PDB: "a",
 		Message: "The disruption budget a does not allow evicting pods currently: too many pending evictions not confirmed by PDB controller"}
 	if diff := cmp.Diff(want, got); diff != "" {

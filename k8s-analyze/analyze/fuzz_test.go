@@ -7,6 +7,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
@@ -28,7 +29,7 @@ func FuzzAnalyze(f *testing.F) {
 	}
 	f.Add([]byte(`{"apiVersion":"sentinel.dev/v1alpha1","kind":"Snapshot","metadata":{"capturedAt":"2026-11-29T12:00:00Z"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := DecodeSnapshot(data)
+		s, err := view.Decode(data)
 		if err != nil {
 			return
 		}

@@ -11,30 +11,29 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 )
 
 // index holds the snapshot's objects keyed the ways the checks look them up,
 // built once so that no check rescans all pods or PDBs.
 type index struct {
-	nodes map[string]*corev1.Node
-	pods  []corev1.Pod
+	nodes map[string]*view.Object
+	pods  []view.Pod
 	// chains are the owner chains of pods, by index in pods.
 	chains []chain
 	// podsByNode are indices in pods, sorted by namespace and name.
 	podsByNode map[string][]int
-	podsByNS   map[string][]*corev1.Pod
+	podsByNS   map[string][]*view.Pod
 	pdbsByNS   map[string][]*pdbInfo
 	// pdbCandidates narrows, per namespace, the PDBs that may select a pod.
 	pdbCandidates map[string]*candidates
 	owners        map[objKey]*owner
-	pvcs          map[objKey]*corev1.PersistentVolumeClaim
-	pvs           map[string]*corev1.PersistentVolume
+	pvcs          map[objKey]*view.PersistentVolumeClaim
+	pvs           map[string]*view.PersistentVolume
 	// readyByTop counts Ready, running pods per top controller UID, over
 	// every node.
 	readyByTop map[types.UID]int
@@ -45,7 +44,7 @@ type objKey struct{ kind, namespace, name string }
 // owner is a controller object a pod's owner chain can go through.
 type owner struct {
 	kind string
-	meta *metav1.ObjectMeta
+	meta *view.ObjectMeta
 	// scalable owners have replicas and readyReplicas.
 	scalable      bool
 	replicas      int32
@@ -54,12 +53,12 @@ type owner struct {
 
 // pdbInfo is a PDB with its selector parsed once.
 type pdbInfo struct {
-	pdb    *policyv1.PodDisruptionBudget
+	pdb    *view.PodDisruptionBudget
 	sel    labels.Selector // nil when the selector is nil or invalid: matches nothing
 	selErr error
 }
 
-func (p *pdbInfo) matches(pod *corev1.Pod) bool {
+func (p *pdbInfo) matches(pod *view.Pod) bool {
 	return p.sel != nil && p.sel.Matches(labels.Set(pod.Labels))
 }
 
@@ -80,10 +79,10 @@ func ownerGroup(kind string) (group string, known bool) {
 // UID appears twice, no name appears twice within a kind and namespace, and
 // every pod's node is in the snapshot (for a whole-cluster snapshot) or every
 // scoped node is (for a node-scoped one).
-func validate(s *snapshot.Snapshot) error {
+func validate(s *view.Snapshot) error {
 	uids := make(map[types.UID]place, len(s.Pods)+len(s.Nodes))
 	names := make(map[objKey]place, len(s.Pods)+len(s.Nodes))
-	check := func(list, kind string, i int, m *metav1.ObjectMeta) error {
+	check := func(list, kind string, i int, m *view.ObjectMeta) error {
 		here := place{list, i, m}
 		if m.Name == "" {
 			return fmt.Errorf("%s[%d]: metadata.name is missing", list, i)
@@ -103,24 +102,24 @@ func validate(s *snapshot.Snapshot) error {
 		return nil
 	}
 	var err error
-	each := func(list, kind string, n int, meta func(int) *metav1.ObjectMeta) {
+	each := func(list, kind string, n int, meta func(int) *view.ObjectMeta) {
 		for i := 0; i < n && err == nil; i++ {
 			err = check(list, kind, i, meta(i))
 		}
 	}
-	each("nodes", "Node", len(s.Nodes), func(i int) *metav1.ObjectMeta { return &s.Nodes[i].ObjectMeta })
-	each("pods", "Pod", len(s.Pods), func(i int) *metav1.ObjectMeta { return &s.Pods[i].ObjectMeta })
-	each("replicaSets", "ReplicaSet", len(s.ReplicaSets), func(i int) *metav1.ObjectMeta { return &s.ReplicaSets[i].ObjectMeta })
-	each("deployments", "Deployment", len(s.Deployments), func(i int) *metav1.ObjectMeta { return &s.Deployments[i].ObjectMeta })
-	each("statefulSets", "StatefulSet", len(s.StatefulSets), func(i int) *metav1.ObjectMeta { return &s.StatefulSets[i].ObjectMeta })
-	each("daemonSets", "DaemonSet", len(s.DaemonSets), func(i int) *metav1.ObjectMeta { return &s.DaemonSets[i].ObjectMeta })
-	each("jobs", "Job", len(s.Jobs), func(i int) *metav1.ObjectMeta { return &s.Jobs[i].ObjectMeta })
-	each("cronJobs", "CronJob", len(s.CronJobs), func(i int) *metav1.ObjectMeta { return &s.CronJobs[i].ObjectMeta })
-	each("podDisruptionBudgets", "PodDisruptionBudget", len(s.PodDisruptionBudgets), func(i int) *metav1.ObjectMeta { return &s.PodDisruptionBudgets[i].ObjectMeta })
-	each("persistentVolumeClaims", "PersistentVolumeClaim", len(s.PersistentVolumeClaims), func(i int) *metav1.ObjectMeta { return &s.PersistentVolumeClaims[i].ObjectMeta })
-	each("persistentVolumes", "PersistentVolume", len(s.PersistentVolumes), func(i int) *metav1.ObjectMeta { return &s.PersistentVolumes[i].ObjectMeta })
-	each("storageClasses", "StorageClass", len(s.StorageClasses), func(i int) *metav1.ObjectMeta { return &s.StorageClasses[i].ObjectMeta })
-	each("horizontalPodAutoscalers", "HorizontalPodAutoscaler", len(s.HorizontalPodAutoscalers), func(i int) *metav1.ObjectMeta { return &s.HorizontalPodAutoscalers[i].ObjectMeta })
+	each("nodes", "Node", len(s.Nodes), func(i int) *view.ObjectMeta { return &s.Nodes[i].ObjectMeta })
+	each("pods", "Pod", len(s.Pods), func(i int) *view.ObjectMeta { return &s.Pods[i].ObjectMeta })
+	each("replicaSets", "ReplicaSet", len(s.ReplicaSets), func(i int) *view.ObjectMeta { return &s.ReplicaSets[i].ObjectMeta })
+	each("deployments", "Deployment", len(s.Deployments), func(i int) *view.ObjectMeta { return &s.Deployments[i].ObjectMeta })
+	each("statefulSets", "StatefulSet", len(s.StatefulSets), func(i int) *view.ObjectMeta { return &s.StatefulSets[i].ObjectMeta })
+	each("daemonSets", "DaemonSet", len(s.DaemonSets), func(i int) *view.ObjectMeta { return &s.DaemonSets[i].ObjectMeta })
+	each("jobs", "Job", len(s.Jobs), func(i int) *view.ObjectMeta { return &s.Jobs[i].ObjectMeta })
+	each("cronJobs", "CronJob", len(s.CronJobs), func(i int) *view.ObjectMeta { return &s.CronJobs[i].ObjectMeta })
+	each("podDisruptionBudgets", "PodDisruptionBudget", len(s.PodDisruptionBudgets), func(i int) *view.ObjectMeta { return &s.PodDisruptionBudgets[i].ObjectMeta })
+	each("persistentVolumeClaims", "PersistentVolumeClaim", len(s.PersistentVolumeClaims), func(i int) *view.ObjectMeta { return &s.PersistentVolumeClaims[i].ObjectMeta })
+	each("persistentVolumes", "PersistentVolume", len(s.PersistentVolumes), func(i int) *view.ObjectMeta { return &s.PersistentVolumes[i].ObjectMeta })
+	each("storageClasses", "StorageClass", len(s.StorageClasses), func(i int) *view.ObjectMeta { return &s.StorageClasses[i].ObjectMeta })
+	each("horizontalPodAutoscalers", "HorizontalPodAutoscaler", len(s.HorizontalPodAutoscalers), func(i int) *view.ObjectMeta { return &s.HorizontalPodAutoscalers[i].ObjectMeta })
 	if err != nil {
 		return err
 	}
@@ -149,7 +148,7 @@ func validate(s *snapshot.Snapshot) error {
 type place struct {
 	list string
 	i    int
-	m    *metav1.ObjectMeta
+	m    *view.ObjectMeta
 }
 
 func (p place) String() string {
@@ -163,17 +162,17 @@ func name(namespace, n string) string {
 	return namespace + "/" + n
 }
 
-func newIndex(s *snapshot.Snapshot) *index {
+func newIndex(s *view.Snapshot) *index {
 	x := &index{
-		nodes:         make(map[string]*corev1.Node, len(s.Nodes)),
+		nodes:         make(map[string]*view.Object, len(s.Nodes)),
 		pods:          s.Pods,
 		podsByNode:    make(map[string][]int, len(s.Nodes)),
-		podsByNS:      make(map[string][]*corev1.Pod),
+		podsByNS:      make(map[string][]*view.Pod),
 		pdbsByNS:      make(map[string][]*pdbInfo),
 		pdbCandidates: make(map[string]*candidates),
 		owners:        make(map[objKey]*owner, len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.DaemonSets)+len(s.Jobs)+len(s.CronJobs)+len(s.Nodes)),
-		pvcs:          make(map[objKey]*corev1.PersistentVolumeClaim, len(s.PersistentVolumeClaims)),
-		pvs:           make(map[string]*corev1.PersistentVolume, len(s.PersistentVolumes)),
+		pvcs:          make(map[objKey]*view.PersistentVolumeClaim, len(s.PersistentVolumeClaims)),
+		pvs:           make(map[string]*view.PersistentVolume, len(s.PersistentVolumes)),
 		readyByTop:    make(map[types.UID]int),
 	}
 	for i := range s.Nodes {
@@ -181,7 +180,7 @@ func newIndex(s *snapshot.Snapshot) *index {
 		x.nodes[n.Name] = n
 		x.owners[objKey{"Node", "", n.Name}] = &owner{kind: "Node", meta: &n.ObjectMeta}
 	}
-	add := func(kind string, m *metav1.ObjectMeta, replicas *int32, ready int32, scalable bool) {
+	add := func(kind string, m *view.ObjectMeta, replicas *int32, ready int32, scalable bool) {
 		o := &owner{kind: kind, meta: m, scalable: scalable, readyReplicas: ready, replicas: 1}
 		if replicas != nil {
 			o.replicas = *replicas
@@ -269,7 +268,7 @@ func newIndex(s *snapshot.Snapshot) *index {
 }
 
 // servingReady: running, Ready and not being deleted.
-func servingReady(p *corev1.Pod) bool {
+func servingReady(p *view.Pod) bool {
 	return p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil && podReady(p)
 }
 
@@ -288,7 +287,7 @@ const maxHops = 8
 
 // chain follows the controller references from a pod upwards, verifying the
 // UID at every hop. top is the last verified owner.
-func (x *index) chain(p *corev1.Pod, hops bool) (out []OwnerHop, top *owner) {
+func (x *index) chain(p *view.Pod, hops bool) (out []OwnerHop, top *owner) {
 	ref := controllerOf(p.OwnerReferences)
 	for n := 0; ref != nil && n < maxHops; n++ {
 		hop := OwnerHop{Kind: ref.Kind, Name: ref.Name, UID: ref.UID}
@@ -363,7 +362,7 @@ func (c *candidates) add(info *pdbInfo) {
 }
 
 // matching are the PDBs of p's namespace that select it, in snapshot order.
-func (x *index) matching(p *corev1.Pod) []*pdbInfo {
+func (x *index) matching(p *view.Pod) []*pdbInfo {
 	c := x.pdbCandidates[p.Namespace]
 	if c == nil {
 		return nil

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/bench"
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
@@ -43,9 +44,9 @@ func TestWriteJSONIsDocumentEncode(t *testing.T) {
 // strings that need escaping, of more nodes than one round of the parallel
 // encoding.
 func TestWriteJSONGenerated(t *testing.T) {
-	s := bench.Generate(bench.Size{Nodes: 150, Namespaces: 3, DeploymentsPerNamespace: 4, Replicas: 5})
+	s := view.Of(bench.Generate(bench.Size{Nodes: 150, Namespaces: 3, DeploymentsPerNamespace: 4, Replicas: 5}))
 	s.Pods[7].Annotations = map[string]string{DoNotDisruptAnnotation: "<b>&\"é\u2028"}
-	s.Pods[9].Spec.Volumes = append(s.Pods[9].Spec.Volumes, corev1.Volume{Name: "é<x>", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/a\tb"}}})
+	s.Pods[9].Spec.Volumes = append(s.Pods[9].Spec.Volumes, view.Volume{Name: "é<x>", HostPath: &corev1.HostPathVolumeSource{Path: "/a\tb"}})
 	r, err := Analyze(s, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -15,19 +15,23 @@
 // (the input must not be modified afterwards), a direct RFC 3339 path for
 // metav1.Time, and the elements of big arrays decoded in parallel.
 //
-// UnmarshalFields decodes a projection: only the fields named by a list of
-// paths are stored; every other value is validated exactly as it would be
-// decoded (field names against the Go type, JSON kinds against Go kinds,
-// number ranges, times, custom unmarshalers run on a scratch value) but
-// stored nowhere, so that what it accepts the canonical decoder accepts
-// too, with the same values in the kept fields.
+// UnmarshalProjection decodes into a projection of the document's type: a
+// type with, at every level, some of the fields of the schema type under the
+// same JSON names (scalars may change their named type, not their kind).
+// Every value is validated exactly as it would be decoded into the schema
+// type (field names, JSON kinds against Go kinds, number ranges, times,
+// custom unmarshalers run on a scratch value) but only the projection's
+// fields are stored, so that what it accepts the canonical decoder accepts
+// too, with the same values in the fields kept.
 package strictjson
 
 import (
+	"cmp"
 	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
 	"slices"
@@ -65,69 +69,35 @@ func Unmarshal(data []byte, v any) error {
 	return unmarshal(data, v, nil, defaults())
 }
 
-// UnmarshalFields decodes into v only the fields that keep names, and
-// validates the rest without storing it. A path is the JSON names of nested
-// fields joined by dots ("pods.metadata.name"); slices and pointers are
-// crossed transparently (the path names the fields of their elements), and
-// the field a path ends at is kept whole. A path through a map, a time or a
-// custom unmarshaler, or naming a field the type does not have, is an error
-// (ErrUnsupported). An empty keep stores nothing.
-func UnmarshalFields(data []byte, v any, keep []string) error {
-	root := &keepNode{}
-	for _, path := range keep {
-		root.add(strings.Split(path, "."))
-	}
-	return unmarshal(data, v, root, defaults())
+// UnmarshalProjection decodes data, a JSON document of type schema, into v,
+// a non-nil pointer to a projection of schema (see the package
+// documentation). Strings in v alias data. A v whose type is not a
+// projection of schema is an error (ErrUnsupported).
+func UnmarshalProjection(data []byte, v any, schema reflect.Type) error {
+	return unmarshal(data, v, schema, defaults())
 }
 
-// keepNode is one step of the kept paths: all keeps the whole value,
-// otherwise only the named fields (the rest is validated).
-type keepNode struct {
-	all      bool
-	children map[string]*keepNode
-}
-
-func (n *keepNode) add(path []string) {
-	if n.all {
-		return
-	}
-	if len(path) == 0 {
-		n.all, n.children = true, nil
-		return
-	}
-	if n.children == nil {
-		n.children = map[string]*keepNode{}
-	}
-	c := n.children[path[0]]
-	if c == nil {
-		c = &keepNode{}
-		n.children[path[0]] = c
-	}
-	c.add(path[1:])
-}
-
-// unmarshal decodes data into v, keeping what keep names (nil: everything).
-func unmarshal(data []byte, v any, keep *keepNode, cfg config) error {
+// unmarshal decodes data, a document of type schema (nil: v's type), into v.
+func unmarshal(data []byte, v any, schema reflect.Type, cfg config) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("strictjson: need a non-nil pointer, got %T", v)
 	}
-	p, err := compilePlan(rv.Type().Elem(), keep)
+	p, err := compilePlan(schema, rv.Type().Elem())
 	if err != nil {
 		return err
 	}
 	return decode(data, rv.UnsafePointer(), p, cfg)
 }
 
-// compilePlan is the plan of a t keeping what keep names (nil: everything).
-func compilePlan(t reflect.Type, keep *keepNode) (*plan, error) {
-	c := &compiler{plans: map[reflect.Type]*plan{}, checks: map[reflect.Type]*plan{}}
-	var p *plan
-	if keep == nil {
-		p = c.compile(t)
-	} else {
-		p = c.partial(t, keep, "")
+// compilePlan is the plan that validates a document of type schema and
+// stores t, a projection of it (schema nil: t whole).
+func compilePlan(schema, t reflect.Type) (*plan, error) {
+	c := &compiler{plans: map[reflect.Type]*plan{}, checks: map[reflect.Type]*plan{}, projections: map[[2]reflect.Type]*plan{}}
+	if schema == nil {
+		schema = t
 	}
+	p := c.project(schema, t, "")
 	return p, c.err
 }
 
@@ -190,9 +160,11 @@ var (
 )
 
 type compiler struct {
-	plans  map[reflect.Type]*plan // decode everything
-	checks map[reflect.Type]*plan // validate only
-	err    error
+	plans       map[reflect.Type]*plan    // decode everything
+	checks      map[reflect.Type]*plan    // validate only
+	projections map[[2]reflect.Type]*plan // by schema and projection
+	structs     map[reflect.Type][]jsonField
+	err         error
 }
 
 func (c *compiler) fail(t reflect.Type, why string) {
@@ -273,43 +245,66 @@ func (c *compiler) leaf(p *plan) bool {
 	return true
 }
 
-// partial is the plan of a t of which only what n names is stored; at is
-// the path so far, for errors.
-func (c *compiler) partial(t reflect.Type, n *keepNode, at string) *plan {
-	if n.all {
+// project is the plan that validates a schema and stores t, a projection of
+// it; at is the JSON path so far, for errors.
+func (c *compiler) project(schema, t reflect.Type, at string) *plan {
+	if schema == t {
 		return c.compile(t)
 	}
-	p := &plan{t: t}
-	if c.leaf(p) {
-		c.fail(t, "path "+at+" goes into a value decoded whole")
+	key := [2]reflect.Type{schema, t}
+	if p, ok := c.projections[key]; ok {
 		return p
+	}
+	p := &plan{t: t}
+	c.projections[key] = p
+	mismatch := func(why string) *plan {
+		c.fail(t, "not a projection of "+schema.String()+" at "+cmp.Or(at, ".")+": "+why)
+		return p
+	}
+	if s := (&plan{t: schema}); c.leaf(s) || c.leaf(p) {
+		// Only plain scalars may change their type; what is decoded whole
+		// (times, custom unmarshalers, bytes) is kept as its own type.
+		if !c.leaf(s) || !c.leaf(p) || p.kind != s.kind || p.bits != s.bits || s.kind > kFloat {
+			return mismatch(t.String() + " for " + schema.String())
+		}
+		return p
+	}
+	if schema.Kind() != t.Kind() {
+		return mismatch("kind " + t.Kind().String() + " for " + schema.Kind().String())
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		p.kind = kPtr
-		p.elem = c.partial(t.Elem(), n, at)
+		p.elem = c.project(schema.Elem(), t.Elem(), at)
 	case reflect.Slice:
 		p.kind = kSlice
-		p.elem = c.partial(t.Elem(), n, at)
+		p.elem = c.project(schema.Elem(), t.Elem(), at)
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String || schema.Key().Kind() != reflect.String {
+			return mismatch("map key is not a string")
+		}
+		p.kind = kMap
+		p.elem = c.project(schema.Elem(), t.Elem(), at)
 	case reflect.Struct:
 		p.kind = kStruct
 		p.fields = map[string]*field{}
+		kept := map[string]jsonField{}
 		for _, f := range c.fields(t) {
-			var fp *plan
-			if k := n.children[f.name]; k != nil {
-				fp = c.partial(f.t, k, strings.TrimPrefix(at+"."+f.name, "."))
-			} else {
-				fp = c.checker(f.t)
-			}
-			p.addField(f, fp)
+			kept[f.name] = f
 		}
-		for name := range n.children {
-			if p.fields[name] == nil {
-				c.fail(t, "path "+strings.TrimPrefix(at+"."+name, ".")+" names no field")
+		for _, f := range c.fields(schema) {
+			if k, ok := kept[f.name]; ok {
+				p.addField(jsonField{name: f.name, offset: k.offset, t: k.t}, c.project(f.t, k.t, strings.TrimPrefix(at+"."+f.name, ".")))
+				delete(kept, f.name)
+			} else {
+				p.addField(f, c.checker(f.t))
 			}
+		}
+		if len(kept) > 0 {
+			return mismatch("field " + slices.Min(slices.Collect(maps.Keys(kept))) + " is not in " + schema.String())
 		}
 	default:
-		c.fail(t, "path "+at+" goes into a "+t.Kind().String())
+		return mismatch("kind " + t.Kind().String())
 	}
 	return p
 }
@@ -341,6 +336,9 @@ type jsonField struct {
 // encoding/json does (the shallower field wins; two at the same depth
 // cancel out).
 func (c *compiler) fields(t reflect.Type) []jsonField {
+	if fs, ok := c.structs[t]; ok {
+		return fs
+	}
 	byName := map[string]jsonField{}
 	depth := map[string]int{}
 	var order []string
@@ -351,6 +349,10 @@ func (c *compiler) fields(t reflect.Type) []jsonField {
 			out = append(out, f)
 		}
 	}
+	if c.structs == nil {
+		c.structs = map[reflect.Type][]jsonField{}
+	}
+	c.structs[t] = out
 	return out
 }
 

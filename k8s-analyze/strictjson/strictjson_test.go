@@ -10,7 +10,9 @@ import (
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
-
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/bench"
@@ -29,40 +31,80 @@ func canonical(data []byte, v any) error {
 	return nil
 }
 
-// someFields is a projection of a Snapshot that keeps whole subtrees,
-// fields through slices and pointers, and leaves others to validation.
-var someFields = []string{
-	"apiVersion", "kind", "metadata.capturedAt",
-	"nodes.metadata.name", "nodes.metadata.labels",
-	"pods.metadata.name", "pods.metadata.uid", "pods.metadata.labels", "pods.metadata.ownerReferences",
-	"pods.spec.nodeName", "pods.spec.volumes.name", "pods.spec.volumes.emptyDir", "pods.spec.volumes.persistentVolumeClaim.claimName",
-	"pods.status.conditions", "pods.status.phase",
-	"podDisruptionBudgets.metadata", "podDisruptionBudgets.spec",
+// someSnapshot is a projection of a Snapshot that keeps whole values,
+// fields through slices, pointers and maps, a field of an inline struct,
+// scalars under another type, and presence only (an empty struct); it
+// leaves the rest to validation.
+type someSnapshot struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		CapturedAt metav1.Time `json:"capturedAt"`
+	} `json:"metadata"`
+	Nodes []struct {
+		Metadata someMeta `json:"metadata"`
+	} `json:"nodes"`
+	Pods []struct {
+		Metadata someMeta `json:"metadata"`
+		Spec     struct {
+			NodeName string `json:"nodeName"`
+			Volumes  []struct {
+				Name                  string                       `json:"name"`
+				EmptyDir              *corev1.EmptyDirVolumeSource `json:"emptyDir"`
+				Projected             *struct{}                    `json:"projected"`
+				PersistentVolumeClaim *struct {
+					ClaimName string `json:"claimName"`
+				} `json:"persistentVolumeClaim"`
+			} `json:"volumes"`
+		} `json:"spec"`
+		Status struct {
+			Phase      string `json:"phase"`
+			Conditions []struct {
+				Type   corev1.PodConditionType `json:"type"`
+				Status string                  `json:"status"`
+			} `json:"conditions"`
+		} `json:"status"`
+	} `json:"pods"`
+	PodDisruptionBudgets []struct {
+		Metadata metav1.ObjectMeta                `json:"metadata"`
+		Spec     policyv1.PodDisruptionBudgetSpec `json:"spec"`
+		Status   struct {
+			DisruptedPods map[string]metav1.Time `json:"disruptedPods"`
+		} `json:"status"`
+	} `json:"podDisruptionBudgets"`
+}
+
+type someMeta struct {
+	Name            string                  `json:"name"`
+	UID             string                  `json:"uid"`
+	Labels          map[string]string       `json:"labels"`
+	OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
 }
 
 // split3 takes the parallel paths for every array of the top level, with
 // boundary scan chunks at every newline.
 var split3 = config{workers: 3, parallelMin: 1, scanMin: 1}
 
+var snapshotType = reflect.TypeFor[snapshot.Snapshot]()
+
+// projections are the projections agree checks.
+var projections = map[string]reflect.Type{"some fields": reflect.TypeFor[someSnapshot](), "nothing": reflect.TypeFor[struct{}]()}
+
 // plans are the compiled plans agree uses, compiled once (compiling the
 // Snapshot type costs more than decoding a small document).
 type plans struct {
 	full      *plan
-	projected map[string]*plan // by name of the keep list
-	keeps     map[string]*keepNode
+	projected map[string]*plan // by name in projections
 }
 
 func newPlans(t testing.TB) *plans {
 	t.Helper()
-	typ := reflect.TypeFor[snapshot.Snapshot]()
-	ps := &plans{projected: map[string]*plan{}, keeps: map[string]*keepNode{}}
+	ps := &plans{projected: map[string]*plan{}}
 	var err error
-	if ps.full, err = compilePlan(typ, nil); err != nil {
+	if ps.full, err = compilePlan(nil, snapshotType); err != nil {
 		t.Fatal(err)
 	}
-	for name, keep := range map[string][]string{"some fields": someFields, "nothing": nil} {
-		ps.keeps[name] = keepTree(keep)
-		if ps.projected[name], err = compilePlan(typ, ps.keeps[name]); err != nil {
+	for name, typ := range projections {
+		if ps.projected[name], err = compilePlan(snapshotType, typ); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,8 +112,8 @@ func newPlans(t testing.TB) *plans {
 }
 
 // agree checks the promise: what Unmarshal accepts, the canonical decoder
-// accepts with the same result; what UnmarshalFields accepts with
-// someFields (or nothing kept), it accepts too, with the same kept fields.
+// accepts with the same result; what UnmarshalProjection accepts into each
+// of projections, it accepts too, and Project of its result is the same.
 func (ps *plans) agree(t *testing.T, data []byte) (fastOK bool) {
 	t.Helper()
 	var fast, split, slow snapshot.Snapshot
@@ -90,10 +132,11 @@ func (ps *plans) agree(t *testing.T, data []byte) (fastOK bool) {
 		}
 	}
 	for name, p := range ps.projected {
-		var part, partSplit snapshot.Snapshot
-		err := decode(data, unsafe.Pointer(&part), p, config{workers: 1})
-		if perr := decode(data, unsafe.Pointer(&partSplit), p, split3); (perr == nil) != (err == nil) || (err == nil && !reflect.DeepEqual(part, partSplit)) {
-			t.Fatalf("parallel projected decoding (%s) differs (%v, %v) (-seq +par):\n%s\non:\n%s", name, perr, err, cmp.Diff(part, partSplit), data)
+		typ := projections[name]
+		part, partSplit := reflect.New(typ), reflect.New(typ)
+		err := decode(data, part.UnsafePointer(), p, config{workers: 1})
+		if perr := decode(data, partSplit.UnsafePointer(), p, split3); (perr == nil) != (err == nil) || (err == nil && !reflect.DeepEqual(part.Interface(), partSplit.Interface())) {
+			t.Fatalf("parallel projected decoding (%s) differs (%v, %v) (-seq +par):\n%s\non:\n%s", name, perr, err, cmp.Diff(part.Interface(), partSplit.Interface()), data)
 		}
 		// A projection never refuses what the full fast path accepts.
 		if ferr == nil && err != nil {
@@ -103,89 +146,88 @@ func (ps *plans) agree(t *testing.T, data []byte) (fastOK bool) {
 			continue
 		}
 		if serr != nil {
-			t.Fatalf("strictjson accepted with %s kept what the canonical decoder refuses (%v):\n%s", name, serr, data)
+			t.Fatalf("strictjson accepted into %s what the canonical decoder refuses (%v):\n%s", name, serr, data)
 		}
-		want := slow
-		project(t, reflect.ValueOf(&want).Elem(), ps.keeps[name])
-		if !reflect.DeepEqual(want, part) {
-			t.Fatalf("kept fields (%s) differ from the canonical decoder's (-want +got):\n%s\non:\n%s", name, cmp.Diff(want, part), data)
+		want := reflect.New(typ)
+		if err := Project(want.Interface(), &slow); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(want.Interface(), part.Interface()) {
+			t.Fatalf("kept fields (%s) differ from the canonical decoder's (-want +got):\n%s\non:\n%s", name, cmp.Diff(want.Interface(), part.Interface()), data)
 		}
 	}
 	return ferr == nil
 }
 
-func keepTree(keep []string) *keepNode {
-	root := &keepNode{}
-	for _, p := range keep {
-		root.add(strings.Split(p, "."))
-	}
-	return root
-}
-
-// project zeroes in v (a copy of a full decode) what n does not keep.
-func project(t *testing.T, v reflect.Value, n *keepNode) {
-	t.Helper()
-	if n.all {
-		return
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			// The copy shares pointers with the original: project a copy.
-			cp := reflect.New(v.Elem().Type())
-			cp.Elem().Set(v.Elem())
-			project(t, cp.Elem(), n)
-			v.Set(cp)
-		}
-	case reflect.Slice:
-		if !v.IsNil() {
-			cp := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-			reflect.Copy(cp, v)
-			for i := range cp.Len() {
-				project(t, cp.Index(i), n)
-			}
-			v.Set(cp)
-		}
-	case reflect.Struct:
-		c := &compiler{}
-		for _, f := range c.fields(v.Type()) {
-			fv := reflect.NewAt(f.t, unsafe.Add(v.Addr().UnsafePointer(), f.offset)).Elem()
-			if k := n.children[f.name]; k != nil {
-				project(t, fv, k)
-			} else {
-				fv.SetZero()
-			}
-		}
-	default:
-		t.Fatalf("path into a %s", v.Type())
-	}
-}
-
-func TestFieldPaths(t *testing.T) {
+func TestProjectionTypes(t *testing.T) {
 	tests := map[string]struct {
-		keep    []string
-		wantErr bool
+		typ     reflect.Type
+		wantErr string
 	}{
-		"fields":          {keep: someFields},
-		"nothing":         {keep: nil},
-		"whole and part":  {keep: []string{"pods", "pods.metadata.name"}},
-		"unknown field":   {keep: []string{"pods.metadata.nmae"}, wantErr: true},
-		"json name only":  {keep: []string{"pods.ObjectMeta"}, wantErr: true},
-		"into a map":      {keep: []string{"pods.metadata.labels.app"}, wantErr: true},
-		"into a time":     {keep: []string{"metadata.capturedAt.Time"}, wantErr: true},
-		"into a quantity": {keep: []string{"nodes.status.capacity.cpu"}, wantErr: true},
-		"into a string":   {keep: []string{"kind.x"}, wantErr: true},
-		"empty segment":   {keep: []string{"pods..name"}, wantErr: true},
+		"fields":  {typ: projections["some fields"]},
+		"nothing": {typ: projections["nothing"]},
+		"whole":   {typ: snapshotType},
+		"unknown field": {typ: reflect.TypeFor[struct {
+			Pods []struct {
+				Metadata struct {
+					Nmae string `json:"nmae"`
+				} `json:"metadata"`
+			} `json:"pods"`
+		}](), wantErr: "field nmae is not in"},
+		"Go name": {typ: reflect.TypeFor[struct {
+			Pods []struct {
+				ObjectMeta metav1.ObjectMeta
+			} `json:"pods"`
+		}](), wantErr: "field ObjectMeta is not in"},
+		"map as a struct": {typ: reflect.TypeFor[struct {
+			Pods []struct {
+				Metadata struct {
+					Labels struct{} `json:"labels"`
+				} `json:"metadata"`
+			} `json:"pods"`
+		}](), wantErr: "at pods.metadata.labels"},
+		"into a time": {typ: reflect.TypeFor[struct {
+			Metadata struct {
+				CapturedAt struct{} `json:"capturedAt"`
+			} `json:"metadata"`
+		}](), wantErr: "at metadata.capturedAt"},
+		"a time as a string": {typ: reflect.TypeFor[struct {
+			Metadata struct {
+				CapturedAt string `json:"capturedAt"`
+			} `json:"metadata"`
+		}](), wantErr: "at metadata.capturedAt"},
+		"a quantity as a string": {typ: reflect.TypeFor[struct {
+			Nodes []struct {
+				Status struct {
+					Capacity map[string]string `json:"capacity"`
+				} `json:"status"`
+			} `json:"nodes"`
+		}](), wantErr: "at nodes.status.capacity"},
+		"another kind": {typ: reflect.TypeFor[struct {
+			Kind int `json:"kind"`
+		}](), wantErr: "at kind"},
+		"another size": {typ: reflect.TypeFor[struct {
+			PodDisruptionBudgets []struct {
+				Status struct {
+					DisruptionsAllowed int64 `json:"disruptionsAllowed"`
+				} `json:"status"`
+			} `json:"podDisruptionBudgets"`
+		}](), wantErr: "at podDisruptionBudgets.status.disruptionsAllowed"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var s snapshot.Snapshot
-			err := UnmarshalFields([]byte(`{"kind":"Snapshot"}`), &s, tc.keep)
-			if got := err != nil; got != tc.wantErr {
-				t.Errorf("error = %v, want an error: %v", err, tc.wantErr)
+			err := UnmarshalProjection([]byte(`{"kind":"Snapshot"}`), reflect.New(tc.typ).Interface(), snapshotType)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("error = %v, want none", err)
+				}
+				return
 			}
-			if err != nil && !errors.Is(err, ErrUnsupported) {
-				t.Errorf("error %v is not ErrUnsupported", err)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrUnsupported) {
+				t.Errorf("error = %v, want ErrUnsupported containing %q", err, tc.wantErr)
+			}
+			if perr := Project(reflect.New(tc.typ).Interface(), &snapshot.Snapshot{}); perr == nil || perr.Error() != err.Error() {
+				t.Errorf("Project's error = %v, want UnmarshalProjection's", perr)
 			}
 		})
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
@@ -82,7 +83,7 @@ func run(file string, canonical, faults bool, profile, memprofile string) error 
 	}
 	before := allocated()
 	t0 := time.Now()
-	s, err := analyze.DecodeSnapshot(data)
+	s, err := view.Decode(data)
 	if err != nil {
 		return err
 	}

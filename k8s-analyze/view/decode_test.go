@@ -1,0 +1,125 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/bench"
+	"github.com/sentinel-go/sentinel/k8s-analyze/strictjson"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/plumbing/document"
+)
+
+// sameOnBothPaths checks that the JSON of s decodes on the fast path, into
+// the view Of gives, and that Decode agrees.
+func sameOnBothPaths(t *testing.T, s *snapshot.Snapshot) {
+	t.Helper()
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fast Snapshot
+	if err := strictjson.UnmarshalProjection(data, &fast, reflect.TypeFor[snapshot.Snapshot]()); err != nil {
+		t.Fatalf("the fast path refuses a snapshot: %v", err)
+	}
+	// The encoding's omitempty drops empty lists and maps.
+	if diff := cmp.Diff(Of(s), &fast, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("view of the canonical decoding (-) and of the fast path (+):\n%s", diff)
+	}
+	decoded, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&fast, decoded); diff != "" {
+		t.Errorf("Decode differs from the fast path (-want +got):\n%s", diff)
+	}
+}
+
+// TestFastPathAgrees: the goldens' snapshots and a generated one decode into
+// the same view on the fast path as through the canonical decoder.
+func TestFastPathAgrees(t *testing.T) {
+	files, err := filepath.Glob("../testdata/script/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, name := range files {
+		a, err := txtar.ParseFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range a.Files {
+			if ext := filepath.Ext(f.Name); ext != ".json" && ext != ".yaml" {
+				continue
+			}
+			var s snapshot.Snapshot
+			if document.Unmarshal(f.Data, snapshot.Kind, &s) != nil {
+				continue // bad input
+			}
+			t.Run(filepath.Base(name)+"/"+f.Name, func(t *testing.T) { sameOnBothPaths(t, &s) })
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no snapshot in the goldens")
+	}
+	t.Run("generated", func(t *testing.T) {
+		sameOnBothPaths(t, bench.Generate(bench.Size{Nodes: 50, Namespaces: 5, DeploymentsPerNamespace: 4, Replicas: 6}))
+	})
+}
+
+// TestDecodeYAML: YAML takes the canonical path to the same view as its
+// JSON, and its errors name the problem.
+func TestDecodeYAML(t *testing.T) {
+	const doc = `apiVersion: sentinel.dev/v1alpha1
+kind: Snapshot
+metadata: {capturedAt: "2026-11-29T12:00:00Z"}
+nodes: [{metadata: {name: n1, uid: u1, labels: {kubernetes.io/hostname: n1}}}]
+pods: [{metadata: {name: p, namespace: ns, uid: u2}, spec: {nodeName: n1, containers: [{name: c}], volumes: [{name: v, ephemeral: {}}]}, status: {phase: Running}}]
+`
+	fromYAML, err := Decode([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full snapshot.Snapshot
+	if err := document.Unmarshal([]byte(doc), snapshot.Kind, &full); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(&full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromJSON, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fromJSON, fromYAML); diff != "" {
+		t.Errorf("YAML and JSON decode differently (-json +yaml):\n%s", diff)
+	}
+	if v := fromYAML.Pods[0].Spec.Volumes[0]; v.Name != "v" || v.Ephemeral == nil {
+		t.Errorf("volume = %+v, want v, ephemeral", v)
+	}
+	for name, tc := range map[string]struct{ doc, want string }{
+		"unknown field": {strings.Replace(doc, "nodeName", "nodeNmae", 1), `unknown field "pods[0].spec.nodeNmae"`},
+		"wrong kind":    {strings.Replace(doc, "kind: Snapshot", "kind: Report", 1), "Report"},
+		"json":          {`{"apiVersion":"sentinel.dev/v1alpha1","kind":"Snapshot","pods":[{"spec":{"nodeNmae":"x"}}]}`, `unknown field "pods[0].spec.nodeNmae"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := Decode([]byte(tc.doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || s != nil {
+				t.Errorf("Decode = %v, %v; want an error containing %q", s, err, tc.want)
+			}
+		})
+	}
+	if _, err := Decode(bytes.Repeat([]byte(" "), 3)); err == nil {
+		t.Errorf("Decode of blank input succeeded")
+	}
+}

@@ -1,0 +1,136 @@
+// Package view is what k8s-analyze reads of a Snapshot: types that hold the
+// fields the checks read and no others, and the strict decoding of a
+// Snapshot document into them.
+//
+// Each type is a projection of a Kubernetes type (see
+// strictjson.UnmarshalProjection): its fields carry the JSON names of that
+// type's fields. A document is validated against the full snapshot.Snapshot
+// type, so what Decode accepts k8s-snapshot's readers accept, but only these
+// fields are stored: a Pod here is a sixth of a corev1.Pod. A check cannot
+// read a field the decoding did not keep, because the types do not have it.
+package view
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/plumbing/document"
+)
+
+// Snapshot is the analysis's view of a snapshot.Snapshot. Every list keeps
+// at least the objects' identity, which the analysis validates.
+type Snapshot struct {
+	document.Header `json:",inline"`
+	Metadata        snapshot.Metadata `json:"metadata"`
+
+	Nodes                    []Object                `json:"nodes"`
+	Pods                     []Pod                   `json:"pods"`
+	ReplicaSets              []Scalable              `json:"replicaSets"`
+	Deployments              []Scalable              `json:"deployments"`
+	StatefulSets             []Scalable              `json:"statefulSets"`
+	DaemonSets               []Object                `json:"daemonSets"`
+	Jobs                     []Object                `json:"jobs"`
+	CronJobs                 []Object                `json:"cronJobs"`
+	PodDisruptionBudgets     []PodDisruptionBudget   `json:"podDisruptionBudgets"`
+	PersistentVolumeClaims   []PersistentVolumeClaim `json:"persistentVolumeClaims"`
+	PersistentVolumes        []PersistentVolume      `json:"persistentVolumes"`
+	StorageClasses           []Object                `json:"storageClasses"`
+	HorizontalPodAutoscalers []Object                `json:"horizontalPodAutoscalers"`
+}
+
+// ObjectMeta is the metadata the analysis reads: identity, generation (of
+// PDBs), labels for
+// selectors, annotations for drain opt-outs, deletion, and owners.
+type ObjectMeta struct {
+	Name              string                  `json:"name"`
+	Namespace         string                  `json:"namespace"`
+	UID               types.UID               `json:"uid"`
+	Generation        int64                   `json:"generation"`
+	Labels            map[string]string       `json:"labels"`
+	Annotations       map[string]string       `json:"annotations"`
+	DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
+	OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
+}
+
+// Object is any object of which only the metadata matters: nodes, and the
+// kinds that are only checked for identity or found in owner chains.
+type Object struct {
+	ObjectMeta `json:"metadata"`
+}
+
+// Scalable is a ReplicaSet, Deployment or StatefulSet: an owner with
+// replicas.
+type Scalable struct {
+	ObjectMeta `json:"metadata"`
+	Spec       struct {
+		Replicas *int32 `json:"replicas"`
+	} `json:"spec"`
+	Status struct {
+		ReadyReplicas int32 `json:"readyReplicas"`
+	} `json:"status"`
+}
+
+// Pod is a corev1.Pod as the checks read it.
+type Pod struct {
+	ObjectMeta `json:"metadata"`
+	Spec       PodSpec   `json:"spec"`
+	Status     PodStatus `json:"status"`
+}
+
+type PodSpec struct {
+	NodeName                      string   `json:"nodeName"`
+	TerminationGracePeriodSeconds *int64   `json:"terminationGracePeriodSeconds"`
+	Volumes                       []Volume `json:"volumes"`
+}
+
+// Volume keeps the sources that tie a pod's data to its node or its life.
+type Volume struct {
+	Name     string                       `json:"name"`
+	EmptyDir *corev1.EmptyDirVolumeSource `json:"emptyDir"`
+	// Ephemeral is non-nil for a generic ephemeral volume.
+	Ephemeral             *struct{}                                 `json:"ephemeral"`
+	HostPath              *corev1.HostPathVolumeSource              `json:"hostPath"`
+	PersistentVolumeClaim *corev1.PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim"`
+}
+
+type PodStatus struct {
+	Phase      corev1.PodPhase `json:"phase"`
+	Conditions []PodCondition  `json:"conditions"`
+	StartTime  *metav1.Time    `json:"startTime"`
+}
+
+type PodCondition struct {
+	Type   corev1.PodConditionType `json:"type"`
+	Status corev1.ConditionStatus  `json:"status"`
+}
+
+type PersistentVolumeClaim struct {
+	ObjectMeta `json:"metadata"`
+	Spec       struct {
+		AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes"`
+		VolumeName  string                              `json:"volumeName"`
+	} `json:"spec"`
+}
+
+// PersistentVolume keeps what pins a volume to a node.
+type PersistentVolume struct {
+	ObjectMeta `json:"metadata"`
+	Spec       struct {
+		AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes"`
+		// Local and HostPath are non-nil for volumes of those sources.
+		Local        *struct{}                  `json:"local"`
+		HostPath     *struct{}                  `json:"hostPath"`
+		NodeAffinity *corev1.VolumeNodeAffinity `json:"nodeAffinity"`
+	} `json:"spec"`
+}
+
+// PodDisruptionBudget keeps a PDB's spec and status whole: the Eviction API
+// reads most of them.
+type PodDisruptionBudget struct {
+	ObjectMeta `json:"metadata"`
+	Spec       policyv1.PodDisruptionBudgetSpec   `json:"spec"`
+	Status     policyv1.PodDisruptionBudgetStatus `json:"status"`
+}
