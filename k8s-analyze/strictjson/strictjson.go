@@ -12,8 +12,10 @@
 //
 // Speed comes from a type plan compiled once per call (field offsets,
 // per-kind setters), strings that alias the input instead of being copied
-// (the input must not be modified afterwards), a direct RFC 3339 path for
-// metav1.Time, and the elements of big arrays decoded in parallel.
+// (the input must not be modified afterwards), string maps shared between
+// objects of the same bytes (such as the labels of replicas: decoded maps
+// must not be modified), a direct RFC 3339 path for metav1.Time, and the
+// elements of big arrays decoded in parallel.
 //
 // UnmarshalProjection decodes into a projection of the document's type: a
 // type with, at every level, some of the fields of the schema type under the
@@ -413,6 +415,9 @@ type decoder struct {
 	keys []string
 	// slices are the scratch buffers of array decoding, per plan.
 	slices map[*plan]*sliceScratch
+	// maps are the string maps decoded so far, by their JSON (see
+	// stringMap).
+	maps map[string]map[string]string
 }
 
 type syntaxError struct {
@@ -880,12 +885,14 @@ func (d *decoder) dict(p *plan, ptr unsafe.Pointer, level int) error {
 	if d.peek() != '{' {
 		return d.errorf("want an object for %s", p.t)
 	}
+	if p.t == stringMapType && *(*map[string]string)(ptr) == nil {
+		return d.stringMap((*map[string]string)(ptr))
+	}
 	d.pos++
 	mv := reflect.NewAt(p.t, ptr).Elem()
 	if mv.IsNil() {
 		mv.Set(reflect.MakeMap(p.t))
 	}
-	fast, isFast := mv.Interface().(map[string]string)
 	d.skipWS()
 	if d.peek() == '}' {
 		d.pos++
@@ -904,31 +911,80 @@ func (d *decoder) dict(p *plan, ptr unsafe.Pointer, level int) error {
 		}
 		d.pos++
 		d.skipWS()
-		if isFast {
-			if _, dup := fast[key]; dup {
-				return d.errorf("duplicate key %q", key)
-			}
-			v, err := d.str()
-			if err != nil {
-				return err
-			}
-			fast[key] = v
-		} else {
-			k := reflect.New(keyType).Elem()
-			k.SetString(key)
-			if mv.MapIndex(k).IsValid() {
-				return d.errorf("duplicate key %q", key)
-			}
-			v := reflect.New(p.elem.t)
-			if err := d.value(p.elem, v.UnsafePointer(), level+1); err != nil {
-				return err
-			}
-			mv.SetMapIndex(k, v.Elem())
+		k := reflect.New(keyType).Elem()
+		k.SetString(key)
+		if mv.MapIndex(k).IsValid() {
+			return d.errorf("duplicate key %q", key)
+		}
+		v := reflect.New(p.elem.t)
+		if err := d.value(p.elem, v.UnsafePointer(), level+1); err != nil {
+			return err
+		}
+		mv.SetMapIndex(k, v.Elem())
+		if more, err := d.more('}'); !more {
+			return err
+		}
+	}
+}
+
+var stringMapType = reflect.TypeFor[map[string]string]()
+
+// stringPairs reads the members of an object whose '{' is read, into m.
+func (d *decoder) stringPairs(m map[string]string) error {
+	d.skipWS()
+	if d.peek() == '}' {
+		d.pos++
+		return nil
+	}
+	for {
+		d.skipWS()
+		key, err := d.str()
+		if err != nil {
+			return err
+		}
+		d.skipWS()
+		if d.peek() != ':' {
+			return d.errorf("want ':'")
+		}
+		d.pos++
+		d.skipWS()
+		if _, dup := m[key]; dup {
+			return d.errorf("duplicate key %q", key)
+		}
+		if m[key], err = d.str(); err != nil {
+			return err
 		}
 		if more, err := d.more('}'); !more {
 			return err
 		}
 	}
+}
+
+// stringMap decodes an object into a new map[string]string at dst. An
+// object of the same bytes as one decoded before gets that map, shared:
+// labels repeat from replica to replica, and a map costs far more than the
+// lookup.
+func (d *decoder) stringMap(dst *map[string]string) error {
+	start := d.pos
+	if err := d.skip(); err != nil {
+		return err
+	}
+	raw := unsafe.String(&d.data[start], d.pos-start)
+	if m, ok := d.maps[raw]; ok {
+		*dst = m
+		return nil
+	}
+	d.pos = start + 1
+	m := map[string]string{}
+	if err := d.stringPairs(m); err != nil {
+		return err
+	}
+	if d.maps == nil {
+		d.maps = map[string]map[string]string{}
+	}
+	d.maps[raw] = m
+	*dst = m
+	return nil
 }
 
 // check validates one JSON value (whitespace skipped before it) as p would

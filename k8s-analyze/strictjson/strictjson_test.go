@@ -332,3 +332,28 @@ func TestWordAtATime(t *testing.T) {
 		}
 	}
 }
+
+// TestStringMapsShared: objects of the same bytes decode into one shared
+// map, others into their own.
+func TestStringMapsShared(t *testing.T) {
+	var s snapshot.Snapshot
+	doc := `{"pods":[{"metadata":{"labels":{"app":"web","x":"1"}}},{"metadata":{"labels":{"app":"web","x":"1"}}},{"metadata":{"labels":{"app":"web", "x":"1"}}},{"metadata":{"labels":{}}},{"metadata":{"labels":{}}}]}`
+	if err := Unmarshal([]byte(doc), &s); err != nil {
+		t.Fatal(err)
+	}
+	same := func(i, j int) bool {
+		return reflect.ValueOf(s.Pods[i].Labels).UnsafePointer() == reflect.ValueOf(s.Pods[j].Labels).UnsafePointer()
+	}
+	if !same(0, 1) || !same(3, 4) {
+		t.Errorf("equal label objects decoded into distinct maps")
+	}
+	if same(0, 2) || same(0, 3) {
+		t.Errorf("label objects of different bytes share a map")
+	}
+	if want := map[string]string{"app": "web", "x": "1"}; !reflect.DeepEqual(s.Pods[2].Labels, want) || s.Pods[3].Labels == nil || len(s.Pods[3].Labels) != 0 {
+		t.Errorf("labels = %v, %v", s.Pods[2].Labels, s.Pods[3].Labels)
+	}
+	if err := Unmarshal([]byte(`{"pods":[{"metadata":{"labels":{"a":"1","a":"2"}}},{"metadata":{"labels":{"a":"1","a":"2"}}}]}`), &s); err == nil {
+		t.Errorf("duplicate label keys accepted")
+	}
+}
