@@ -95,8 +95,9 @@ func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(todo)) {
 		wg.Go(func() {
+			var sc scratch
 			for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
-				r.Nodes[i] = a.node(x.nodes[todo[i]])
+				r.Nodes[i] = a.node(x.nodes[todo[i]], &sc)
 			}
 		})
 	}
@@ -127,18 +128,49 @@ type podState struct {
 	skipped  bool
 }
 
-func (a *analyzer) node(n *view.Object) Node {
+// scratch is a worker's working memory for the nodes it analyses, reused
+// from node to node: only the Node is new.
+type scratch struct {
+	readyHere  map[*owner]int
+	states     []podState
+	namespaces map[string]bool
+	accs       map[*pdbInfo]int // index in order
+	order      []pdbAcc
+	pdbCodes   map[*pdbInfo][]Code
+}
+
+// pdbAcc counts the pods of a node a PDB covers.
+type pdbAcc struct {
+	info        *pdbInfo
+	onNode      int
+	usingBudget int
+}
+
+func (sc *scratch) reset(pods int) {
+	if sc.readyHere == nil {
+		sc.readyHere, sc.namespaces, sc.accs, sc.pdbCodes = map[*owner]int{}, map[string]bool{}, map[*pdbInfo]int{}, map[*pdbInfo][]Code{}
+	}
+	clear(sc.readyHere)
+	clear(sc.namespaces)
+	clear(sc.accs)
+	clear(sc.pdbCodes)
+	clear(sc.states)
+	sc.states = slices.Grow(sc.states[:0], pods)[:pods]
+	sc.order = sc.order[:0]
+}
+
+func (a *analyzer) node(n *view.Object, sc *scratch) Node {
 	idx := a.x.podsByNode[n.Name]
 	out := Node{Name: n.Name, UID: n.UID, Risk: Low, Findings: []Finding{}, Pods: make([]PodVerdict, len(idx)), PDBs: []PDBBudget{}}
+	sc.reset(len(idx))
 	// Ready replicas on this node, per top controller.
-	readyHere := make(map[*owner]int)
+	readyHere := sc.readyHere
 	for _, i := range idx {
 		if top := a.x.chains[i].top; top != nil && servingReady(&a.x.pods[i]) {
 			readyHere[top]++
 		}
 	}
-	states := make([]podState, len(idx))
-	namespaces := make(map[string]bool)
+	states, namespaces := sc.states, sc.namespaces
 	for j, i := range idx {
 		p := &a.x.pods[i]
 		st, fs := a.pod(p, a.x.chains[i], readyHere, &out.Pods[j])
@@ -150,34 +182,29 @@ func (a *analyzer) node(n *view.Object) Node {
 	}
 
 	// PDB arithmetic and checks, for the PDBs covering pods a drain evicts.
-	type acc struct {
-		info        *pdbInfo
-		onNode      int
-		usingBudget int
-	}
-	accs := make(map[*pdbInfo]*acc)
-	var order []*acc
+	accs := sc.accs
 	for i := range states {
 		st := &states[i]
 		if st.skipped {
 			continue
 		}
 		for _, info := range st.matching {
-			c := accs[info]
-			if c == nil {
-				c = &acc{info: info}
-				accs[info] = c
-				order = append(order, c)
+			j, ok := accs[info]
+			if !ok {
+				j = len(sc.order)
+				accs[info] = j
+				sc.order = append(sc.order, pdbAcc{info: info})
 			}
+			c := &sc.order[j]
 			c.onNode++
 			if usesBudget(st.verdict.EvictableNow, info) {
 				c.usingBudget++
 			}
 		}
 	}
-	out.PDBs = make([]PDBBudget, 0, len(order))
-	pdbCodes := make(map[*pdbInfo][]Code)
-	for _, c := range order {
+	out.PDBs = make([]PDBBudget, 0, len(sc.order))
+	pdbCodes := sc.pdbCodes
+	for _, c := range sc.order {
 		b, fs := a.budget(c.info, c.onNode, c.usingBudget)
 		out.PDBs = append(out.PDBs, b)
 		for _, f := range fs {
@@ -188,7 +215,7 @@ func (a *analyzer) node(n *view.Object) Node {
 	// PDBs that protect nothing, in namespaces the drain touches.
 	for _, ns := range sortedKeys(namespaces) {
 		for _, info := range a.x.pdbsByNS[ns] {
-			if accs[info] != nil {
+			if _, ok := accs[info]; ok {
 				continue
 			}
 			out.Findings = append(out.Findings, a.uselessPDB(info)...)

@@ -232,17 +232,30 @@ func newIndex(s *view.Snapshot) *index {
 	for i := range s.PersistentVolumes {
 		x.pvs[s.PersistentVolumes[i].Name] = &s.PersistentVolumes[i]
 	}
-	// Owner chains, on every core.
+	// Owner chains, on every core. A chain depends only on the pod's
+	// namespace and controller reference: the pods of one controller share
+	// it (a worker follows each chain once).
 	x.chains = make([]chain, len(s.Pods))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	const batch = 1024
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
+			followed := map[chainStart]chain{}
 			for lo := int(next.Add(batch) - batch); lo < len(s.Pods); lo = int(next.Add(batch) - batch) {
 				for i := lo; i < min(lo+batch, len(s.Pods)); i++ {
-					c := &x.chains[i]
-					c.hops, c.top = x.chain(&s.Pods[i], true)
+					p := &s.Pods[i]
+					ref := controllerOf(p.OwnerReferences)
+					if ref == nil {
+						continue
+					}
+					start := chainStart{p.Namespace, ref.APIVersion, ref.Kind, ref.Name, ref.UID}
+					c, ok := followed[start]
+					if !ok {
+						c.hops, c.top = x.chain(p.Namespace, ref)
+						followed[start] = c
+					}
+					x.chains[i] = c
 				}
 			}
 		})
@@ -285,10 +298,17 @@ func controllerOf(refs []metav1.OwnerReference) *metav1.OwnerReference {
 // maxHops bounds owner chains (Pod -> ReplicaSet -> Deployment is 2).
 const maxHops = 8
 
-// chain follows the controller references from a pod upwards, verifying the
-// UID at every hop. top is the last verified owner.
-func (x *index) chain(p *view.Pod, hops bool) (out []OwnerHop, top *owner) {
-	ref := controllerOf(p.OwnerReferences)
+// chainStart is what a pod's owner chain depends on: its namespace and
+// controller reference.
+type chainStart struct {
+	namespace, apiVersion, kind, name string
+	uid                               types.UID
+}
+
+// chain follows the controller references upwards from ref, the controller
+// of a pod of namespace, verifying the UID at every hop. top is the last
+// verified owner.
+func (x *index) chain(namespace string, ref *metav1.OwnerReference) (out []OwnerHop, top *owner) {
 	for n := 0; ref != nil && n < maxHops; n++ {
 		hop := OwnerHop{Kind: ref.Kind, Name: ref.Name, UID: ref.UID}
 		group, _, versioned := strings.Cut(ref.APIVersion, "/")
@@ -301,7 +321,7 @@ func (x *index) chain(p *view.Pod, hops bool) (out []OwnerHop, top *owner) {
 		case !known || want != group:
 			hop.Problem = "unknown-kind"
 		default:
-			ns := p.Namespace
+			ns := namespace
 			if ref.Kind == "Node" {
 				ns = ""
 			}
@@ -316,9 +336,7 @@ func (x *index) chain(p *view.Pod, hops bool) (out []OwnerHop, top *owner) {
 				hop.Verified = true
 			}
 		}
-		if hops {
-			out = append(out, hop)
-		}
+		out = append(out, hop)
 		if o == nil {
 			break
 		}
