@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -131,6 +132,11 @@ type podState struct {
 // scratch is a worker's working memory for the nodes it analyses, reused
 // from node to node: only the Node is new.
 type scratch struct {
+	// matches are the PDBs that select pods, by namespace and label map:
+	// the pods of a controller share one map (see strictjson), so most
+	// pods are matched once per controller.
+	matches map[matchKey]*podMatch
+
 	readyHere  map[*owner]int
 	states     []podState
 	namespaces map[string]bool
@@ -144,6 +150,36 @@ type pdbAcc struct {
 	info        *pdbInfo
 	onNode      int
 	usingBudget int
+}
+
+type matchKey struct {
+	namespace string
+	labels    unsafe.Pointer // the map
+}
+
+// podMatch are the PDBs that select a pod, as the index, the Eviction API
+// and the report see them.
+type podMatch struct {
+	infos []*pdbInfo
+	pdbs  []*view.PodDisruptionBudget
+	refs  []Ref
+}
+
+func (sc *scratch) match(x *index, p *view.Pod) *podMatch {
+	k := matchKey{p.Namespace, *(*unsafe.Pointer)(unsafe.Pointer(&p.Labels))}
+	if m, ok := sc.matches[k]; ok {
+		return m
+	}
+	m := &podMatch{infos: x.matching(p)}
+	for _, info := range m.infos {
+		m.pdbs = append(m.pdbs, info.pdb)
+		m.refs = append(m.refs, Ref{Namespace: info.pdb.Namespace, Name: info.pdb.Name, UID: info.pdb.UID})
+	}
+	if sc.matches == nil {
+		sc.matches = map[matchKey]*podMatch{}
+	}
+	sc.matches[k] = m
+	return m
 }
 
 func (sc *scratch) reset(pods int) {
@@ -173,7 +209,7 @@ func (a *analyzer) node(n *view.Object, sc *scratch) Node {
 	states, namespaces := sc.states, sc.namespaces
 	for j, i := range idx {
 		p := &a.x.pods[i]
-		st, fs := a.pod(p, a.x.chains[i], readyHere, &out.Pods[j])
+		st, fs := a.pod(p, a.x.chains[i], sc, &out.Pods[j])
 		states[j] = st
 		out.Findings = append(out.Findings, fs...)
 		if !st.skipped {
@@ -293,21 +329,15 @@ type chain struct {
 }
 
 // pod judges one pod of the node.
-func (a *analyzer) pod(p *view.Pod, c chain, readyHere map[*owner]int, v *PodVerdict) (podState, []Finding) {
-	hops, top := c.hops, c.top
-	matching := a.x.matching(p)
-	pdbs := make([]*view.PodDisruptionBudget, len(matching))
-	for i, m := range matching {
-		pdbs[i] = m.pdb
-	}
+func (a *analyzer) pod(p *view.Pod, c chain, sc *scratch, v *PodVerdict) (podState, []Finding) {
+	hops, top, readyHere := c.hops, c.top, sc.readyHere
+	match := sc.match(a.x, p)
+	matching, pdbs := match.infos, match.pdbs
 	*v = PodVerdict{
-		Namespace: p.Namespace, Name: p.Name, UID: p.UID, Owners: hops,
+		Namespace: p.Namespace, Name: p.Name, UID: p.UID, Owners: hops, PDBs: match.refs,
 		EvictableNow: evictableNow(p, pdbs),
 	}
 	st := podState{pod: p, matching: matching, verdict: v}
-	for _, m := range pdbs {
-		st.verdict.PDBs = append(st.verdict.PDBs, Ref{Namespace: m.Namespace, Name: m.Name, UID: m.UID})
-	}
 	subj := podSubject(p)
 	var fs []Finding
 	add := func(f Finding) {

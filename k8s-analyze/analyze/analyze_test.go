@@ -390,3 +390,29 @@ func TestNowDefaultsToCapturedAt(t *testing.T) {
 		t.Errorf("nodes = %v, want every node by name", got)
 	}
 }
+
+// TestSharedLabelMaps: pods whose labels are one shared map (as the fast
+// decoding shares them) are still matched by the PDBs of their own
+// namespace.
+func TestSharedLabelMaps(t *testing.T) {
+	other := strings.ReplaceAll(webPod("x", "n1", ""), "namespace: ns", "namespace: other")
+	snap := build(t, map[string]string{
+		"pods":                 webPod("p", "n1", "") + other + webPod("q", "n1", ""),
+		"podDisruptionBudgets": pdbYAML("web", "maxUnavailable: 1, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1, expectedPods: 2"),
+	})
+	for i := range snap.Pods {
+		snap.Pods[i].Labels = snap.Pods[0].Labels
+	}
+	r, err := Analyze(snap, Options{Nodes: []string{"n1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]Ref{}
+	for _, v := range r.Nodes[0].Pods {
+		got[v.Namespace+"/"+v.Name] = v.PDBs
+	}
+	web := []Ref{{Namespace: "ns", Name: "web", UID: "pdb-web"}}
+	if diff := cmp.Diff(map[string][]Ref{"ns/p": web, "ns/q": web, "other/x": nil}, got); diff != "" {
+		t.Errorf("PDBs per pod (-want +got):\n%s", diff)
+	}
+}

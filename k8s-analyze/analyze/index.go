@@ -80,48 +80,59 @@ func ownerGroup(kind string) (group string, known bool) {
 // every pod's node is in the snapshot (for a whole-cluster snapshot) or every
 // scoped node is (for a node-scoped one).
 func validate(s *view.Snapshot) error {
-	uids := make(map[types.UID]place, len(s.Pods)+len(s.Nodes))
-	names := make(map[objKey]place, len(s.Pods)+len(s.Nodes))
-	check := func(list, kind string, i int, m *view.ObjectMeta) error {
-		here := place{list, i, m}
-		if m.Name == "" {
-			return fmt.Errorf("%s[%d]: metadata.name is missing", list, i)
-		}
-		if m.UID == "" {
-			return fmt.Errorf("%s: metadata.uid is missing", here)
-		}
-		if prev, dup := uids[m.UID]; dup {
-			return fmt.Errorf("duplicate uid %q: %s and %s", m.UID, prev, here)
-		}
-		uids[m.UID] = here
-		k := objKey{kind, m.Namespace, m.Name}
-		if prev, dup := names[k]; dup {
-			return fmt.Errorf("duplicate %s %s: %s and %s", kind, name(m.Namespace, m.Name), prev, here)
-		}
-		names[k] = here
-		return nil
+	lists := []objList{
+		{"nodes", "Node", len(s.Nodes), func(i int) *view.ObjectMeta { return &s.Nodes[i].ObjectMeta }},
+		{"pods", "Pod", len(s.Pods), func(i int) *view.ObjectMeta { return &s.Pods[i].ObjectMeta }},
+		{"replicaSets", "ReplicaSet", len(s.ReplicaSets), func(i int) *view.ObjectMeta { return &s.ReplicaSets[i].ObjectMeta }},
+		{"deployments", "Deployment", len(s.Deployments), func(i int) *view.ObjectMeta { return &s.Deployments[i].ObjectMeta }},
+		{"statefulSets", "StatefulSet", len(s.StatefulSets), func(i int) *view.ObjectMeta { return &s.StatefulSets[i].ObjectMeta }},
+		{"daemonSets", "DaemonSet", len(s.DaemonSets), func(i int) *view.ObjectMeta { return &s.DaemonSets[i].ObjectMeta }},
+		{"jobs", "Job", len(s.Jobs), func(i int) *view.ObjectMeta { return &s.Jobs[i].ObjectMeta }},
+		{"cronJobs", "CronJob", len(s.CronJobs), func(i int) *view.ObjectMeta { return &s.CronJobs[i].ObjectMeta }},
+		{"podDisruptionBudgets", "PodDisruptionBudget", len(s.PodDisruptionBudgets), func(i int) *view.ObjectMeta { return &s.PodDisruptionBudgets[i].ObjectMeta }},
+		{"persistentVolumeClaims", "PersistentVolumeClaim", len(s.PersistentVolumeClaims), func(i int) *view.ObjectMeta { return &s.PersistentVolumeClaims[i].ObjectMeta }},
+		{"persistentVolumes", "PersistentVolume", len(s.PersistentVolumes), func(i int) *view.ObjectMeta { return &s.PersistentVolumes[i].ObjectMeta }},
+		{"storageClasses", "StorageClass", len(s.StorageClasses), func(i int) *view.ObjectMeta { return &s.StorageClasses[i].ObjectMeta }},
+		{"horizontalPodAutoscalers", "HorizontalPodAutoscaler", len(s.HorizontalPodAutoscalers), func(i int) *view.ObjectMeta { return &s.HorizontalPodAutoscalers[i].ObjectMeta }},
 	}
-	var err error
-	each := func(list, kind string, n int, meta func(int) *view.ObjectMeta) {
-		for i := 0; i < n && err == nil; i++ {
-			err = check(list, kind, i, meta(i))
-		}
+	total := 0
+	for _, l := range lists {
+		total += l.n
 	}
-	each("nodes", "Node", len(s.Nodes), func(i int) *view.ObjectMeta { return &s.Nodes[i].ObjectMeta })
-	each("pods", "Pod", len(s.Pods), func(i int) *view.ObjectMeta { return &s.Pods[i].ObjectMeta })
-	each("replicaSets", "ReplicaSet", len(s.ReplicaSets), func(i int) *view.ObjectMeta { return &s.ReplicaSets[i].ObjectMeta })
-	each("deployments", "Deployment", len(s.Deployments), func(i int) *view.ObjectMeta { return &s.Deployments[i].ObjectMeta })
-	each("statefulSets", "StatefulSet", len(s.StatefulSets), func(i int) *view.ObjectMeta { return &s.StatefulSets[i].ObjectMeta })
-	each("daemonSets", "DaemonSet", len(s.DaemonSets), func(i int) *view.ObjectMeta { return &s.DaemonSets[i].ObjectMeta })
-	each("jobs", "Job", len(s.Jobs), func(i int) *view.ObjectMeta { return &s.Jobs[i].ObjectMeta })
-	each("cronJobs", "CronJob", len(s.CronJobs), func(i int) *view.ObjectMeta { return &s.CronJobs[i].ObjectMeta })
-	each("podDisruptionBudgets", "PodDisruptionBudget", len(s.PodDisruptionBudgets), func(i int) *view.ObjectMeta { return &s.PodDisruptionBudgets[i].ObjectMeta })
-	each("persistentVolumeClaims", "PersistentVolumeClaim", len(s.PersistentVolumeClaims), func(i int) *view.ObjectMeta { return &s.PersistentVolumeClaims[i].ObjectMeta })
-	each("persistentVolumes", "PersistentVolume", len(s.PersistentVolumes), func(i int) *view.ObjectMeta { return &s.PersistentVolumes[i].ObjectMeta })
-	each("storageClasses", "StorageClass", len(s.StorageClasses), func(i int) *view.ObjectMeta { return &s.StorageClasses[i].ObjectMeta })
-	each("horizontalPodAutoscalers", "HorizontalPodAutoscaler", len(s.HorizontalPodAutoscalers), func(i int) *view.ObjectMeta { return &s.HorizontalPodAutoscalers[i].ObjectMeta })
-	if err != nil {
-		return err
+	// Objects are numbered across the lists, in order; the maps hold those
+	// numbers (small), and where turns one back into a place for errors.
+	where := func(seq int) place {
+		for _, l := range lists {
+			if seq < l.n {
+				return place{l.list, seq, l.meta(seq)}
+			}
+			seq -= l.n
+		}
+		panic("object number out of range")
+	}
+	uids := make(map[types.UID]int, total)
+	names := make(map[objKey]int, total)
+	seq := 0
+	for _, l := range lists {
+		for i := range l.n {
+			m := l.meta(i)
+			if m.Name == "" {
+				return fmt.Errorf("%s[%d]: metadata.name is missing", l.list, i)
+			}
+			if m.UID == "" {
+				return fmt.Errorf("%s: metadata.uid is missing", where(seq))
+			}
+			if prev, dup := uids[m.UID]; dup {
+				return fmt.Errorf("duplicate uid %q: %s and %s", m.UID, where(prev), where(seq))
+			}
+			uids[m.UID] = seq
+			k := objKey{l.kind, m.Namespace, m.Name}
+			if prev, dup := names[k]; dup {
+				return fmt.Errorf("duplicate %s %s: %s and %s", l.kind, name(m.Namespace, m.Name), where(prev), where(seq))
+			}
+			names[k] = seq
+			seq++
+		}
 	}
 	nodes := make(map[string]bool, len(s.Nodes))
 	for i := range s.Nodes {
@@ -142,6 +153,13 @@ func validate(s *view.Snapshot) error {
 		}
 	}
 	return nil
+}
+
+// objList is one list of a snapshot, for validate.
+type objList struct {
+	list, kind string
+	n          int
+	meta       func(int) *view.ObjectMeta
 }
 
 // place is where an object is in the snapshot, for errors.

@@ -52,7 +52,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		encs := make([]enc, runtime.GOMAXPROCS(0))
 		err := inorder.Write(bw, len(r.Nodes), 32, func(w int, dst []byte, from, to int) ([]byte, error) {
 			e := &encs[w]
-			e.b, e.prefix = dst, "    "
+			e.b, e.margin = dst, 4
 			for i := from; i < to; i++ {
 				if i > 0 {
 					e.b = append(e.b, ',')

@@ -82,3 +82,13 @@ func TestStrWordAtATime(t *testing.T) {
 		}
 	}
 }
+
+func TestNewline(t *testing.T) {
+	for _, depth := range []int{0, 3, 30, 31, 40} {
+		e := enc{margin: 4}
+		e.newline(depth)
+		if want := "\n" + strings.Repeat(" ", 4+2*depth); string(e.b) != want {
+			t.Errorf("newline(%d) = %q, want %q", depth, e.b, want)
+		}
+	}
+}

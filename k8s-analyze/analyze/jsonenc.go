@@ -7,21 +7,29 @@ import (
 	"strconv"
 )
 
-// enc appends a Node as json.MarshalIndent(node, prefix, "  ") would,
-// without reflection: the report of a big cluster is mostly PodVerdicts,
-// and encoding/json spends most of its time finding out what they are.
-// TestWriteJSONIsDocumentEncode holds the output to encoding/json's, byte
-// for byte.
+// enc appends a Node as json.MarshalIndent(node, prefix, "  ") would, the
+// prefix being margin spaces, without reflection: the report of a big
+// cluster is mostly PodVerdicts, and encoding/json spends most of its time
+// finding out what they are. TestWriteJSONIsDocumentEncode holds the output
+// to encoding/json's, byte for byte.
 type enc struct {
 	b      []byte
-	prefix string
+	margin int
 }
 
+// lineStart is a newline and the indentation of most lines.
+const lineStart = "\n                                                                "
+
+// newline starts a line at depth.
 func (e *enc) newline(depth int) {
-	e.b = append(e.b, '\n')
-	e.b = append(e.b, e.prefix...)
-	for range depth {
-		e.b = append(e.b, "  "...)
+	n := 1 + e.margin + 2*depth
+	if n <= len(lineStart) {
+		e.b = append(e.b, lineStart[:n]...)
+		return
+	}
+	e.b = append(e.b, lineStart...)
+	for range n - len(lineStart) {
+		e.b = append(e.b, ' ')
 	}
 }
 
