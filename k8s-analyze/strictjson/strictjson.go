@@ -732,20 +732,24 @@ func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 		sv.Set(reflect.MakeSlice(p.t, 0, 0))
 		return nil
 	}
-	sc := &sliceScratch{buf: reflect.MakeSlice(p.t, 0, 0)}
+	var sc *sliceScratch
 	if level > 1 {
-		// Not the big arrays of the top level: their scratch would stay.
 		sc = d.scratchSlice(p)
 		defer func() { sc.busy = false }()
+	} else {
+		// The big arrays of the top level: their scratch would stay.
+		sc = newScratch(p.t)
 	}
-	// The scratch's elements are reached by address: reflect.Value.Slice
-	// allocates.
+	// The scratch's elements are reached by address, and its length set in
+	// place: reflect.Value.Slice allocates.
 	n, capacity, base := 0, sc.buf.Cap(), sc.buf.UnsafePointer()
 	for {
 		if n == capacity {
+			sc.buf.SetLen(n)
 			grown := reflect.MakeSlice(p.t, n, max(4, 2*n))
-			reflect.Copy(grown, sc.buf.Slice(0, n))
-			sc.buf, capacity, base = grown, grown.Cap(), grown.UnsafePointer()
+			reflect.Copy(grown, sc.buf)
+			sc.buf.Set(grown)
+			capacity, base = grown.Cap(), grown.UnsafePointer()
 		}
 		elem := unsafe.Add(base, uintptr(n)*size)
 		reflect.NewAt(p.elem.t, elem).Elem().SetZero()
@@ -759,8 +763,9 @@ func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 			return err
 		}
 		if !more {
+			sc.buf.SetLen(n)
 			exact := reflect.MakeSlice(p.t, n, n)
-			reflect.Copy(exact, sc.buf.Slice(0, n))
+			reflect.Copy(exact, sc.buf)
 			sv.Set(exact)
 			return nil
 		}
@@ -769,15 +774,19 @@ func (d *decoder) slice(p *plan, ptr unsafe.Pointer, level int) error {
 
 // sliceScratch is a decoder's reusable buffer for the arrays of one plan.
 type sliceScratch struct {
-	buf  reflect.Value
-	busy bool // an array of this plan is being decoded (it nests)
+	buf  reflect.Value // addressable
+	busy bool          // an array of this plan is being decoded (it nests)
+}
+
+func newScratch(t reflect.Type) *sliceScratch {
+	return &sliceScratch{buf: reflect.New(t).Elem()}
 }
 
 func (d *decoder) scratchSlice(p *plan) *sliceScratch {
 	sc := d.slices[p]
 	if sc == nil || sc.busy {
 		// An array inside an array of the same plan gets its own.
-		sc = &sliceScratch{buf: reflect.MakeSlice(p.t, 0, 0)}
+		sc = newScratch(p.t)
 		if d.slices[p] == nil {
 			if d.slices == nil {
 				d.slices = map[*plan]*sliceScratch{}
