@@ -2,12 +2,11 @@
 
 // Phases times k8s-analyze's phases on a snapshot file, in process, the way
 // the binary runs them (file mapped, fresh heap, no collection; Linux): the
-// decoding (the
-// strictjson fast path, projected on analyze.Needs), the analysis of every
-// node, and the JSON encoding of the report, with the memory each phase
-// allocates. With -canonical it then times document.Unmarshal, the canonical
-// strict decoder, on the same bytes; with -faults, what touching fresh
-// memory costs on this machine (it is most of the run).
+// decoding (view.Decode's fast path), the analysis of every node, and the
+// JSON encoding of the report, with the memory each phase allocates. With
+// -canonical it then times document.Unmarshal, the canonical strict
+// decoder, on the same bytes; with -faults, what touching fresh memory
+// costs on this machine (much of the run).
 //
 //	go run ./bench/phases/main.go -f snapshot.json -canonical -faults
 package main
