@@ -902,24 +902,8 @@ func (d *decoder) dict(p *plan, ptr unsafe.Pointer, level int) error {
 	if mv.IsNil() {
 		mv.Set(reflect.MakeMap(p.t))
 	}
-	d.skipWS()
-	if d.peek() == '}' {
-		d.pos++
-		return nil
-	}
 	keyType := p.t.Key()
-	for {
-		d.skipWS()
-		key, err := d.str()
-		if err != nil {
-			return err
-		}
-		d.skipWS()
-		if d.peek() != ':' {
-			return d.errorf("want ':'")
-		}
-		d.pos++
-		d.skipWS()
+	return d.members(func(key string) error {
 		k := reflect.New(keyType).Elem()
 		k.SetString(key)
 		if mv.MapIndex(k).IsValid() {
@@ -930,16 +914,13 @@ func (d *decoder) dict(p *plan, ptr unsafe.Pointer, level int) error {
 			return err
 		}
 		mv.SetMapIndex(k, v.Elem())
-		if more, err := d.more('}'); !more {
-			return err
-		}
-	}
+		return nil
+	})
 }
 
-var stringMapType = reflect.TypeFor[map[string]string]()
-
-// stringPairs reads the members of an object whose '{' is read, into m.
-func (d *decoder) stringPairs(m map[string]string) error {
+// members reads the members of an object whose '{' is read, calling value
+// for each with the key (the ':' read and whitespace skipped).
+func (d *decoder) members(value func(key string) error) error {
 	d.skipWS()
 	if d.peek() == '}' {
 		d.pos++
@@ -957,16 +938,26 @@ func (d *decoder) stringPairs(m map[string]string) error {
 		}
 		d.pos++
 		d.skipWS()
-		if _, dup := m[key]; dup {
-			return d.errorf("duplicate key %q", key)
-		}
-		if m[key], err = d.str(); err != nil {
+		if err := value(key); err != nil {
 			return err
 		}
 		if more, err := d.more('}'); !more {
 			return err
 		}
 	}
+}
+
+var stringMapType = reflect.TypeFor[map[string]string]()
+
+// stringPairs reads the members of an object whose '{' is read, into m.
+func (d *decoder) stringPairs(m map[string]string) error {
+	return d.members(func(key string) (err error) {
+		if _, dup := m[key]; dup {
+			return d.errorf("duplicate key %q", key)
+		}
+		m[key], err = d.str()
+		return err
+	})
 }
 
 // stringMap decodes an object into a new map[string]string at dst. An
@@ -1094,20 +1085,10 @@ func (d *decoder) checkMap(p *plan) error {
 		return d.errorf("want an object for %s", p.t)
 	}
 	d.pos++
-	d.skipWS()
-	if d.peek() == '}' {
-		d.pos++
-		return nil
-	}
 	base := len(d.keys)
 	defer func() { d.keys = d.keys[:base] }()
 	var many map[string]bool // once there are too many keys to compare
-	for {
-		d.skipWS()
-		key, err := d.str()
-		if err != nil {
-			return err
-		}
+	return d.members(func(key string) error {
 		switch {
 		case many != nil:
 			if many[key] {
@@ -1125,19 +1106,8 @@ func (d *decoder) checkMap(p *plan) error {
 		default:
 			d.keys = append(d.keys, key)
 		}
-		d.skipWS()
-		if d.peek() != ':' {
-			return d.errorf("want ':'")
-		}
-		d.pos++
-		d.skipWS()
-		if err := d.check(p.elem); err != nil {
-			return err
-		}
-		if more, err := d.more('}'); !more {
-			return err
-		}
-	}
+		return d.check(p.elem)
+	})
 }
 
 // more reads what follows a member or an element: ',' when more follow,
