@@ -432,12 +432,12 @@ func (d *decoder) errorf(format string, args ...any) error {
 }
 
 func (d *decoder) skipWS() {
-	for d.pos+8 <= len(d.data) && spaces(d.data, d.pos) {
-		d.pos += 8
-	}
 	for d.pos < len(d.data) {
 		switch d.data[d.pos] {
-		case ' ', '\t', '\n', '\r':
+		case ' ':
+			// Indentation: up to eight spaces at a time.
+			d.pos += leadingSpaces(d.data, d.pos)
+		case '\t', '\n', '\r':
 			d.pos++
 		default:
 			return

@@ -357,3 +357,17 @@ func TestStringMapsShared(t *testing.T) {
 		t.Errorf("duplicate label keys accepted")
 	}
 }
+
+func TestLeadingSpaces(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		i    int
+		want int
+	}{
+		{"          x", 0, 8}, {"   \n      x", 0, 3}, {"x       ", 1, 7}, {"  ", 0, 2}, {"a b", 1, 1}, {"ab", 1, 0}, {" \t", 0, 1},
+	} {
+		if got := leadingSpaces([]byte(tc.data), tc.i); got != tc.want {
+			t.Errorf("leadingSpaces(%q, %d) = %d, want %d", tc.data, tc.i, got, tc.want)
+		}
+	}
+}

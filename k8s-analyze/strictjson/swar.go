@@ -1,6 +1,9 @@
 package strictjson
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Eight bytes at a time: the loops over string contents and indentation
 // test a word for the bytes that end them and skip it whole when it holds
@@ -36,4 +39,17 @@ func noQuote(data []byte, i int) bool {
 // spaces reports whether the 8 bytes at data[i:] are all spaces.
 func spaces(data []byte, i int) bool {
 	return binary.LittleEndian.Uint64(data[i:]) == ones*' '
+}
+
+// leadingSpaces counts the spaces that start data[i:], up to eight; at
+// least one when data[i] is a space.
+func leadingSpaces(data []byte, i int) int {
+	if i+8 > len(data) {
+		n := 0
+		for i+n < len(data) && data[i+n] == ' ' {
+			n++
+		}
+		return n
+	}
+	return bits.TrailingZeros64(binary.LittleEndian.Uint64(data[i:])^ones*' ') >> 3
 }
