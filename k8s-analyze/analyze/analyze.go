@@ -71,7 +71,16 @@ func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 	if now.IsZero() {
 		now = s.Metadata.CapturedAt.Time
 	}
-	a := &analyzer{x: x, now: now, maxGrace: cmp.Or(opts.MaxGrace, DefaultMaxGrace), checks: checksByCode()}
+	a := &analyzer{x: x, now: now, maxGrace: cmp.Or(opts.MaxGrace, DefaultMaxGrace), checks: checksByCode(), useless: map[string][]Finding{}}
+	// Whether a PDB protects nothing does not depend on the node: judged
+	// once. (Such a PDB covers no pod of any node.)
+	for ns, infos := range x.pdbsByNS {
+		for _, info := range infos {
+			if fs := a.uselessPDB(info); len(fs) > 0 {
+				a.useless[ns] = append(a.useless[ns], fs...)
+			}
+		}
+	}
 	r := &Report{
 		Header: document.NewHeader(Kind),
 		Metadata: Metadata{
@@ -113,7 +122,10 @@ type analyzer struct {
 	x        *index
 	now      time.Time
 	maxGrace time.Duration
-	checks   map[Code]Check
+	// useless are the findings of the PDBs that protect nothing, by
+	// namespace.
+	useless map[string][]Finding
+	checks  map[Code]Check
 }
 
 func (a *analyzer) finding(code Code, subject Subject, evidence map[string]string, format string, args ...any) Finding {
@@ -250,12 +262,7 @@ func (a *analyzer) node(n *view.Object, sc *scratch) Node {
 	}
 	// PDBs that protect nothing, in namespaces the drain touches.
 	for _, ns := range sortedKeys(namespaces) {
-		for _, info := range a.x.pdbsByNS[ns] {
-			if _, ok := accs[info]; ok {
-				continue
-			}
-			out.Findings = append(out.Findings, a.uselessPDB(info)...)
-		}
+		out.Findings = append(out.Findings, a.useless[ns]...)
 	}
 
 	for i := range states {
