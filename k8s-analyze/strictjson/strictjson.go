@@ -299,7 +299,9 @@ func (c *compiler) project(schema, t reflect.Type, at string) *plan {
 				p.addField(jsonField{name: f.name, offset: k.offset, t: k.t}, c.project(f.t, k.t, strings.TrimPrefix(at+"."+f.name, ".")))
 				delete(kept, f.name)
 			} else {
-				p.addField(f, c.checker(f.t))
+				// Validated only: no place in t (its offset would point
+				// past a smaller t).
+				p.addField(jsonField{name: f.name, t: f.t}, c.checker(f.t))
 			}
 		}
 		if len(kept) > 0 {
