@@ -72,7 +72,14 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 	}
 	if action := app.Action; action != nil {
 		checkArgs := app.ArgsUsage == ""
-		app.Action = func(c *cli.Context) error {
+		app.Action = func(c *cli.Context) (err error) {
+			// A bug is an error, exit 1: a panic's own exit status, 2,
+			// would read as "not now, retry later".
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("internal error, a bug (please report it): %v\n%s", r, debug.Stack())
+				}
+			}()
 			if checkArgs && c.NArg() > 0 {
 				return Usage("unexpected argument %q", c.Args().First())
 			}
