@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/plumbing/document"
+	"github.com/sentinel-go/sentinel/plumbing/parallel"
 )
 
 // DefaultMaxGrace is the terminationGracePeriodSeconds above which a pod is
@@ -49,11 +49,19 @@ type Options struct {
 func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 	// Validation and indexing are independent: run them side by side (the
 	// index of an invalid snapshot is dropped).
-	invalid := make(chan error, 1)
-	go func() { invalid <- validate(s) }()
-	x := newIndex(s)
-	if err := <-invalid; err != nil {
-		return nil, err
+	var (
+		invalid error
+		x       *index
+	)
+	parallel.Do(2, func(i int) {
+		if i == 0 {
+			invalid = validate(s)
+		} else {
+			x = newIndex(s)
+		}
+	})
+	if invalid != nil {
+		return nil, invalid
 	}
 	nodes := opts.Nodes
 	if len(nodes) == 0 {
@@ -102,16 +110,12 @@ func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 	// parallel, each result in its place.
 	r.Nodes = make([]Node, len(todo))
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(todo)) {
-		wg.Go(func() {
-			var sc scratch
-			for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
-				r.Nodes[i] = a.node(x.nodes[todo[i]], &sc)
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Do(min(runtime.GOMAXPROCS(0), len(todo)), func(int) {
+		var sc scratch
+		for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
+			r.Nodes[i] = a.node(x.nodes[todo[i]], &sc)
+		}
+	})
 	for _, n := range r.Nodes {
 		r.Risk = r.Risk.worse(n.Risk)
 	}

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
+	"github.com/sentinel-go/sentinel/plumbing/parallel"
 )
 
 // index holds the snapshot's objects keyed the ways the checks look them up,
@@ -255,30 +255,26 @@ func newIndex(s *view.Snapshot) *index {
 	// it (a worker follows each chain once).
 	x.chains = make([]chain, len(s.Pods))
 	var next atomic.Int64
-	var wg sync.WaitGroup
 	const batch = 1024
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			followed := map[chainStart]chain{}
-			for lo := int(next.Add(batch) - batch); lo < len(s.Pods); lo = int(next.Add(batch) - batch) {
-				for i := lo; i < min(lo+batch, len(s.Pods)); i++ {
-					p := &s.Pods[i]
-					ref := controllerOf(p.OwnerReferences)
-					if ref == nil {
-						continue
-					}
-					start := chainStart{p.Namespace, ref.APIVersion, ref.Kind, ref.Name, ref.UID}
-					c, ok := followed[start]
-					if !ok {
-						c.hops, c.top = x.chain(p.Namespace, ref)
-						followed[start] = c
-					}
-					x.chains[i] = c
+	parallel.Do(runtime.GOMAXPROCS(0), func(int) {
+		followed := map[chainStart]chain{}
+		for lo := int(next.Add(batch) - batch); lo < len(s.Pods); lo = int(next.Add(batch) - batch) {
+			for i := lo; i < min(lo+batch, len(s.Pods)); i++ {
+				p := &s.Pods[i]
+				ref := controllerOf(p.OwnerReferences)
+				if ref == nil {
+					continue
 				}
+				start := chainStart{p.Namespace, ref.APIVersion, ref.Kind, ref.Name, ref.UID}
+				c, ok := followed[start]
+				if !ok {
+					c.hops, c.top = x.chain(p.Namespace, ref)
+					followed[start] = c
+				}
+				x.chains[i] = c
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		if p.Spec.NodeName != "" {

@@ -3,7 +3,8 @@ package strictjson
 import (
 	"bytes"
 	"errors"
-	"sync"
+
+	"github.com/sentinel-go/sentinel/plumbing/parallel"
 )
 
 // errScalarElements: the parallel boundary scan only splits arrays of
@@ -115,11 +116,7 @@ func (d *decoder) scanRegion(lo, hi int) []chunk {
 	}
 	cuts = append(cuts, hi)
 	chunks := make([]chunk, len(cuts)-1)
-	var wg sync.WaitGroup
-	for i := range chunks {
-		wg.Go(func() { chunks[i] = scan(d.data, cuts[i], cuts[i+1]) })
-	}
-	wg.Wait()
+	parallel.Do(len(chunks), func(i int) { chunks[i] = scan(d.data, cuts[i], cuts[i+1]) })
 	return chunks
 }
 
@@ -266,11 +263,7 @@ func (d *decoder) layout() (offsets []int, end int, ok bool) {
 			n = 1
 		}
 		parts := make([]layoutPart, n)
-		var wg sync.WaitGroup
-		for w := range parts {
-			wg.Go(func() { parts[w].find(data, lo+(hi-lo)*w/n, lo+(hi-lo)*(w+1)/n, elemPrefix, closePrefix) })
-		}
-		wg.Wait()
+		parallel.Do(n, func(w int) { parts[w].find(data, lo+(hi-lo)*w/n, lo+(hi-lo)*(w+1)/n, elemPrefix, closePrefix) })
 		for _, part := range parts {
 			offsets = append(offsets, part.opens...)
 			if part.close >= 0 {

@@ -39,12 +39,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sentinel-go/sentinel/plumbing/parallel"
 )
 
 // ErrUnsupported is returned when v's type holds something the fast path
@@ -841,31 +842,23 @@ func (d *decoder) decodeSplit(p *plan, ptr unsafe.Pointer, offsets []int, end in
 	base := d.makeSlice(p, ptr, len(offsets))
 	size := p.elem.t.Size()
 	errs := make([]error, d.workers)
-	var wg sync.WaitGroup
 	chunk := (len(offsets) + d.workers - 1) / d.workers
-	for w := range d.workers {
-		lo, hi := w*chunk, min((w+1)*chunk, len(offsets))
-		if lo >= hi {
-			break
-		}
-		wg.Go(func() {
-			wd := &decoder{data: d.data, config: config{workers: 1}}
-			for i := lo; i < hi; i++ {
-				wd.pos = offsets[i]
-				if err := wd.value(p.elem, unsafe.Add(base, uintptr(i)*size), 2); err != nil {
-					errs[w] = err
-					return
-				}
-				// The boundary scan checked no syntax between elements: each
-				// element must end right before its separator.
-				if err := wd.glue(i == len(offsets)-1, offsets, i, end); err != nil {
-					errs[w] = err
-					return
-				}
+	parallel.Do(d.workers, func(w int) {
+		wd := &decoder{data: d.data, config: config{workers: 1}}
+		for i := w * chunk; i < min((w+1)*chunk, len(offsets)); i++ {
+			wd.pos = offsets[i]
+			if err := wd.value(p.elem, unsafe.Add(base, uintptr(i)*size), 2); err != nil {
+				errs[w] = err
+				return
 			}
-		})
-	}
-	wg.Wait()
+			// The boundary scan checked no syntax between elements: each
+			// element must end right before its separator.
+			if err := wd.glue(i == len(offsets)-1, offsets, i, end); err != nil {
+				errs[w] = err
+				return
+			}
+		}
+	})
 	return errors.Join(errs...)
 }
 

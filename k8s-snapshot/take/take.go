@@ -11,8 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-
-	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"sync/atomic"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -23,6 +22,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	"github.com/sentinel-go/sentinel/plumbing/parallel"
 )
 
 // DefaultChunkSize is the page size of every list unless told otherwise.
@@ -211,32 +213,23 @@ func (t *taker) version(ctx context.Context, s *snapshot.Snapshot) error {
 	return nil
 }
 
-// run runs tasks, at most parallel at once, in order. The first error
+// run runs tasks, at most limit at once, started in order. The first error
 // cancels the others and is returned.
-func run(ctx context.Context, parallel int, tasks []func(context.Context) error) error {
+func run(ctx context.Context, limit int, tasks []func(context.Context) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sem := make(chan struct{}, parallel)
 	var (
-		wg    sync.WaitGroup
+		next  atomic.Int64
 		once  sync.Once
 		first error
 	)
-launch:
-	for _, task := range tasks {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			break launch
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := task(ctx); err != nil {
+	parallel.Do(min(limit, len(tasks)), func(int) {
+		for i := int(next.Add(1) - 1); i < len(tasks) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+			if err := tasks[i](ctx); err != nil {
 				once.Do(func() { first = err; cancel() })
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	if first == nil && ctx.Err() != nil {
 		first = fmt.Errorf("snapshot: %w", context.Cause(ctx))
 	}

@@ -43,8 +43,7 @@ func testApp() *cli.App {
 		case "fail":
 			return errors.New("server unreachable")
 		case "panic":
-			var m map[string]int
-			m["x"]++ // a bug
+			panic("index out of range [3] with length 3")
 		case "wait":
 			fmt.Fprintln(c.App.Writer, "ready")
 			<-c.Context.Done()
@@ -69,7 +68,7 @@ func TestRun(t *testing.T) {
 		"missing required": {[]string{}, 1, "", `tool-test: Required flag "node" not set (see --help)`},
 		"unexpected arg":   {[]string{"--node", "n1", "extra"}, 1, "", `tool-test: unexpected argument "extra" (see --help)`},
 		"bad flag value":   {[]string{"--node", "n1", "--result", "nope"}, 1, "", `unknown result "nope"`},
-		"bug":              {[]string{"--node", "n1", "--result", "panic"}, 1, "", "tool-test: internal error, a bug (please report it): assignment to entry in nil map\ngoroutine"},
+		"bug":              {[]string{"--node", "n1", "--result", "panic"}, 1, "", "tool-test: internal error, a bug (please report it): index out of range [3] with length 3\ngoroutine"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -6,7 +6,8 @@ package inorder
 import (
 	"io"
 	"runtime"
-	"sync"
+
+	"github.com/sentinel-go/sentinel/plumbing/parallel"
 )
 
 // Encoder appends the encoding of items [from, to) to dst and returns it.
@@ -29,18 +30,14 @@ func Write(w io.Writer, n, batch int, encode Encoder) error {
 	bufs := make([][]byte, workers)
 	errs := make([]error, workers)
 	for start := 0; start < n; start += batch * workers {
-		var wg sync.WaitGroup
-		for i := range workers {
+		parallel.Do(workers, func(i int) {
 			from := start + i*batch
 			if from >= n {
-				bufs[i] = bufs[i][:0]
-				continue
+				bufs[i], errs[i] = bufs[i][:0], nil
+				return
 			}
-			wg.Go(func() {
-				bufs[i], errs[i] = encode(i, bufs[i][:0], from, min(from+batch, n))
-			})
-		}
-		wg.Wait()
+			bufs[i], errs[i] = encode(i, bufs[i][:0], from, min(from+batch, n))
+		})
 		for i := range workers {
 			if errs[i] != nil {
 				return errs[i]
