@@ -26,9 +26,10 @@
 // snapshots in JSON, k8s-snapshot's default.
 //
 // A regular file (-f FILE, or stdin redirected from one) is memory-mapped,
-// not read: it must not be truncated or rewritten while k8s-analyze runs
-// (truncation kills the process with SIGBUS). Pipe it in (cat FILE |
-// k8s-analyze) when that cannot be ruled out.
+// not read: it must not be rewritten while k8s-analyze runs. A file
+// truncated meanwhile is an error (exit 1); one rewritten in place may be
+// read half old, half new. Pipe it in (cat FILE | k8s-analyze) when that
+// cannot be ruled out.
 //
 // Exit status: 0 when every requested node is low risk, 2 when the worst is
 // medium, 3 when it is high, 1 on any error (bad input, unknown node).
