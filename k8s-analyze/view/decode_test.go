@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/bench"
 	"github.com/sentinel-go/sentinel/k8s-analyze/strictjson"
@@ -124,4 +125,47 @@ pods: [{metadata: {name: p, namespace: ns, uid: u2}, spec: {nodeName: n1, contai
 	if _, err := Decode(bytes.Repeat([]byte(" "), 3)); err == nil {
 		t.Errorf("Decode of blank input succeeded")
 	}
+}
+
+// FuzzDecode holds the fast path to its promise on the analysis's own
+// projection: what it accepts, the canonical strict decoder accepts, into
+// the same view; and Decode never panics.
+func FuzzDecode(f *testing.F) {
+	files, _ := filepath.Glob("../testdata/script/*.txtar")
+	for _, name := range files {
+		a, err := txtar.ParseFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range a.Files {
+			if filepath.Ext(file.Name) == ".json" {
+				f.Add(file.Data)
+			}
+		}
+	}
+	generated, err := json.Marshal(bench.Generate(bench.Size{Nodes: 3, Namespaces: 1, DeploymentsPerNamespace: 1, Replicas: 2}))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(generated)
+	schema := reflect.TypeFor[snapshot.Snapshot]()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast Snapshot
+		if strictjson.UnmarshalProjection(data, &fast, schema) == nil {
+			var full snapshot.Snapshot
+			strict, err := kjson.UnmarshalStrict(data, &full, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+			if err == nil && len(strict) > 0 {
+				err = strict[0]
+			}
+			if err != nil {
+				t.Fatalf("the fast path accepted what the canonical decoder refuses (%v):\n%s", err, data)
+			}
+			if diff := cmp.Diff(Of(&full), &fast); diff != "" {
+				t.Fatalf("views of the canonical decoding (-) and of the fast path (+):\n%s\non:\n%s", diff, data)
+			}
+		}
+		if s, err := Decode(data); (s == nil) == (err == nil) {
+			t.Fatalf("Decode = %v, %v", s, err)
+		}
+	})
 }
