@@ -2,11 +2,9 @@ package analyze
 
 import (
 	"io"
-	"path/filepath"
 	"testing"
 
-	"github.com/rogpeppe/go-internal/txtar"
-
+	"github.com/sentinel-go/sentinel/k8s-analyze/internal/golden"
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
@@ -15,17 +13,8 @@ import (
 // it must never panic, and whatever decodes either analyses into a report
 // that encodes, or fails with an error.
 func FuzzAnalyze(f *testing.F) {
-	files, _ := filepath.Glob("../testdata/script/*.txtar")
-	for _, name := range files {
-		a, err := txtar.ParseFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, file := range a.Files {
-			if ext := filepath.Ext(file.Name); ext == ".json" || ext == ".yaml" {
-				f.Add(file.Data)
-			}
-		}
+	for _, file := range golden.Snapshots(f, "../testdata/script") {
+		f.Add(file.Data)
 	}
 	f.Add([]byte(`{"apiVersion":"sentinel.dev/v1alpha1","kind":"Snapshot","metadata":{"capturedAt":"2026-11-29T12:00:00Z"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -3,16 +3,15 @@ package view
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rogpeppe/go-internal/txtar"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/bench"
+	"github.com/sentinel-go/sentinel/k8s-analyze/internal/golden"
 	"github.com/sentinel-go/sentinel/k8s-analyze/strictjson"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	"github.com/sentinel-go/sentinel/plumbing/document"
@@ -49,30 +48,12 @@ func sameOnBothPaths(t *testing.T, s *snapshot.Snapshot) {
 // TestFastPathAgrees: the goldens' snapshots and a generated one decode into
 // the same view on the fast path as through the canonical decoder.
 func TestFastPathAgrees(t *testing.T) {
-	files, err := filepath.Glob("../testdata/script/*.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, name := range files {
-		a, err := txtar.ParseFile(name)
-		if err != nil {
-			t.Fatal(err)
+	for _, f := range golden.Snapshots(t, "../testdata/script") {
+		var s snapshot.Snapshot
+		if document.Unmarshal(f.Data, snapshot.Kind, &s) != nil {
+			continue // bad input
 		}
-		for _, f := range a.Files {
-			if ext := filepath.Ext(f.Name); ext != ".json" && ext != ".yaml" {
-				continue
-			}
-			var s snapshot.Snapshot
-			if document.Unmarshal(f.Data, snapshot.Kind, &s) != nil {
-				continue // bad input
-			}
-			t.Run(filepath.Base(name)+"/"+f.Name, func(t *testing.T) { sameOnBothPaths(t, &s) })
-			n++
-		}
-	}
-	if n == 0 {
-		t.Fatal("no snapshot in the goldens")
+		t.Run(f.Name, func(t *testing.T) { sameOnBothPaths(t, &s) })
 	}
 	t.Run("generated", func(t *testing.T) {
 		sameOnBothPaths(t, bench.Generate(bench.Size{Nodes: 50, Namespaces: 5, DeploymentsPerNamespace: 4, Replicas: 6}))
@@ -131,17 +112,8 @@ pods: [{metadata: {name: p, namespace: ns, uid: u2}, spec: {nodeName: n1, contai
 // projection: what it accepts, the canonical strict decoder accepts, into
 // the same view; and Decode never panics.
 func FuzzDecode(f *testing.F) {
-	files, _ := filepath.Glob("../testdata/script/*.txtar")
-	for _, name := range files {
-		a, err := txtar.ParseFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, file := range a.Files {
-			if filepath.Ext(file.Name) == ".json" {
-				f.Add(file.Data)
-			}
-		}
+	for _, file := range golden.Snapshots(f, "../testdata/script") {
+		f.Add(file.Data)
 	}
 	generated, err := json.Marshal(bench.Generate(bench.Size{Nodes: 3, Namespaces: 1, DeploymentsPerNamespace: 1, Replicas: 2}))
 	if err != nil {
