@@ -676,18 +676,8 @@ func (d *decoder) fields(p *plan, value func(f *field) error) error {
 	} else {
 		seen = make([]bool, p.nfield)
 	}
-	d.skipWS()
-	if d.peek() == '}' {
-		d.pos++
-		return nil
-	}
 	next := 0
-	for {
-		d.skipWS()
-		key, err := d.str()
-		if err != nil {
-			return err
-		}
+	return d.members(func(key string) error {
 		f := p.field(key, next)
 		if f == nil {
 			return d.errorf("unknown field %q in %s", key, p.t)
@@ -697,19 +687,8 @@ func (d *decoder) fields(p *plan, value func(f *field) error) error {
 		}
 		seen[f.index] = true
 		next = f.index + 1
-		d.skipWS()
-		if d.peek() != ':' {
-			return d.errorf("want ':'")
-		}
-		d.pos++
-		d.skipWS()
-		if err := value(f); err != nil {
-			return err
-		}
-		if more, err := d.more('}'); !more {
-			return err
-		}
-	}
+		return value(f)
+	})
 }
 
 func (d *decoder) makeSlice(p *plan, ptr unsafe.Pointer, n int) unsafe.Pointer {
