@@ -14,6 +14,8 @@ LDFLAGS      := -X github.com/sentinel-go/sentinel/plumbing/command.version=$(VE
 BUILDFLAGS   := -tags urfave_cli_no_docs -ldflags "$(LDFLAGS)"
 MODULES       = $(shell go list -m -f '{{.Dir}}')
 STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+CONTROLLER_GEN_VERSION := v0.23.0
+CONTROLLER_GEN := $(CACHE)/tools/controller-gen-$(CONTROLLER_GEN_VERSION)
 FUZZTIME     ?= 10s
 NODES        ?= 4
 
@@ -35,8 +37,21 @@ kube-bins: ## build etcd, kube-apiserver, kube-controller-manager, kube-schedule
 deps: ## install the Debian packages the tests need (prometheus, wrk)
 	@.ci/deps.sh
 
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## the MaintenancePlan CRD and deep-copy code from maintd's API types (pinned controller-gen)
+	@cd maintd && $(CONTROLLER_GEN) object paths=./api/... && \
+		$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/... output:crd:stdout > deploy/crd.yaml
+
+.PHONY: check-generated
+check-generated: generate ## fail when a generated file differs from what is committed
+	@git diff --exit-code -- maintd/deploy/crd.yaml maintd/api || { echo "generated files are stale: run make generate and commit" >&2; exit 1; }
+
+$(CONTROLLER_GEN):
+	@mkdir -p $(dir $@)
+	@cd maintd/tools && GOWORK=off CGO_ENABLED=0 go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
 .PHONY: test
-test: deps kube-bins build ## unit, golden, control-plane e2e (-race), fuzz (bounded), demo
+test: deps kube-bins build check-generated ## unit, golden, control-plane e2e (-race), fuzz (bounded), demo
 	@for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test -race -count=1 -timeout 30m ./...); done
 	@.ci/fuzz.sh $(FUZZTIME) $(MODULES)
 	@$(MAKE) --no-print-directory demo

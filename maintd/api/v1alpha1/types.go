@@ -1,0 +1,373 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// MaintenancePlan takes one node out for maintenance: maintd cordons it,
+// evicts the pods of the allowed workloads under their PodDisruptionBudgets,
+// reports Drained, and uncordons it once spec.release is set. It stops for a
+// person, with the exact reason in status, whenever the cluster says no.
+//
+// +genclient
+// +genclient:nonNamespaced
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=mp,categories=sentinel
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`
+// +kubebuilder:printcolumn:name="Evicted",type=integer,JSONPath=`.status.pods.evicted`
+// +kubebuilder:printcolumn:name="Total",type=integer,JSONPath=`.status.pods.total`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type MaintenancePlan struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   MaintenancePlanSpec   `json:"spec"`
+	Status MaintenancePlanStatus `json:"status,omitempty"`
+}
+
+// MaintenancePlanSpec says which node, which workloads may be disrupted, and
+// within which bounds.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.allowAllWorkloads) && self.allowAllWorkloads && has(self.workloads) && size(self.workloads) > 0)",message="workloads and allowAllWorkloads are exclusive: list the workloads or allow all, not both"
+type MaintenancePlanSpec struct {
+	// NodeName is the node to take out. It cannot change: make a new plan
+	// for another node.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="nodeName is immutable: create another plan for another node"
+	NodeName string `json:"nodeName"`
+
+	// Reason is free text shown in status, in events and in the node's
+	// cordon-reason annotation (e.g. a change ticket).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
+
+	// Workloads whose pods may be evicted. DaemonSet pods, mirror pods and
+	// finished pods stay on the node; any other pod that belongs to none of
+	// these blocks the plan (unknown-pods-on-node).
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	Workloads []WorkloadRef `json:"workloads,omitempty"`
+
+	// AllowAllWorkloads allows the eviction of every pod on the node that a
+	// controller owns. Exclusive with workloads.
+	// +optional
+	AllowAllWorkloads bool `json:"allowAllWorkloads,omitempty"`
+
+	// AcceptedRisks are k8s-analyze finding codes (e.g. rwo-reattach) that a
+	// person accepts for this plan. Every other High finding on a pod to be
+	// evicted blocks the plan before any write.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9][a-z0-9-]*$`
+	AcceptedRisks []string `json:"acceptedRisks,omitempty"`
+
+	// Deadline bounds the whole plan, from its start to Drained; past it the
+	// plan fails (deadline-exceeded) and the node stays cordoned.
+	// +optional
+	// +kubebuilder:default="1h"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="deadline must be positive"
+	Deadline *metav1.Duration `json:"deadline,omitempty"`
+
+	// MaxConcurrentEvictions bounds the evictions in flight (requested and
+	// not yet gone). Never more are in flight against one PDB than its
+	// disruptionsAllowed.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxConcurrentEvictions int32 `json:"maxConcurrentEvictions,omitempty"`
+
+	// MaxCooldown caps any wait: a PDB's cooldown, a Retry-After, a backoff.
+	// +optional
+	// +kubebuilder:default="60s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="maxCooldown must be positive"
+	MaxCooldown *metav1.Duration `json:"maxCooldown,omitempty"`
+
+	// EvictionTimeout bounds each eviction call.
+	// +optional
+	// +kubebuilder:default="10s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="evictionTimeout must be positive"
+	EvictionTimeout *metav1.Duration `json:"evictionTimeout,omitempty"`
+
+	// Release is set when the maintenance work is done: maintd uncordons the
+	// node (only if this plan cordoned it) and completes the plan.
+	// +optional
+	Release bool `json:"release,omitempty"`
+
+	// DryRun runs the preflight and server-side dry-run evictions and
+	// reports them; it writes nothing but this plan's status.
+	// +optional
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// WorkloadRef names a workload whose pods may be evicted.
+type WorkloadRef struct {
+	// Kind of the workload.
+	// +kubebuilder:validation:Enum=Deployment;StatefulSet;ReplicaSet;Job
+	Kind string `json:"kind"`
+	// Namespace of the workload.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace"`
+	// Name of the workload.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// Phase is where a plan is.
+type Phase string
+
+// The phases, in the order of a drain.
+const (
+	Pending     Phase = "Pending"
+	Cordoning   Phase = "Cordoning"
+	Cordoned    Phase = "Cordoned"
+	Draining    Phase = "Draining"
+	CoolingDown Phase = "CoolingDown"
+	Drained     Phase = "Drained"
+	Uncordoning Phase = "Uncordoning"
+	Completed   Phase = "Completed"
+	Blocked     Phase = "Blocked"
+	Failed      Phase = "Failed"
+)
+
+// Reason is why a plan is in its phase: a stable code for scripts and alerts.
+type Reason string
+
+// Reasons of the steps.
+const (
+	WaitingForSlot     Reason = "waiting-for-slot"
+	CordonSubmitted    Reason = "cordon-submitted"
+	CordonObserved     Reason = "cordon-observed"
+	EvictionRequested  Reason = "eviction-requested"
+	EvictionAccepted   Reason = "eviction-accepted"
+	WaitingForPodExit  Reason = "waiting-for-pod-exit"
+	BudgetExhausted    Reason = "pdb-budget-exhausted"
+	PDBStale           Reason = "pdb-stale"
+	EvictionThrottled  Reason = "eviction-throttled"
+	APIContention      Reason = "api-contention"
+	BudgetRecovered    Reason = "budget-recovered"
+	ReasonDrained      Reason = "drained"
+	UncordonSubmitted  Reason = "uncordon-submitted"
+	Uncordoned         Reason = "uncordoned"
+	DryRunDone         Reason = "dry-run"
+	ReleasedBeforeWork Reason = "released"
+)
+
+// Reasons of Blocked and Failed.
+const (
+	NodeNotFound             Reason = "node-not-found"
+	NodeOccupied             Reason = "node-occupied"
+	NodeUncordonedExternally Reason = "node-uncordoned-externally"
+	UnknownPodsOnNode        Reason = "unknown-pods-on-node"
+	PreflightHighRisk        Reason = "preflight-high-risk"
+	PDBOverlap               Reason = "pdb-overlap"
+	PDBMisconfigured         Reason = "pdb-misconfigured"
+	EvictionForbidden        Reason = "eviction-forbidden"
+	EvictionRejected         Reason = "eviction-rejected"
+	PlanSpecChanged          Reason = "plan-spec-changed"
+	TargetReplaced           Reason = "target-replaced"
+	DeadlineExceeded         Reason = "deadline-exceeded"
+)
+
+// Condition types.
+const (
+	ConditionReady       = "Ready"
+	ConditionProgressing = "Progressing"
+	ConditionBlocked     = "Blocked"
+)
+
+// MaintenancePlanStatus is what maintd observed and did, written before and
+// after every action so that a restarted maintd resumes where it stopped.
+type MaintenancePlanStatus struct {
+	// ObservedGeneration is the spec generation the status reflects.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase of the plan.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// Reason of the phase: a stable code.
+	// +optional
+	Reason Reason `json:"reason,omitempty"`
+	// Message for people: what is happening or what blocks, naming the pod,
+	// the PDB and the numbers.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Conditions Ready (drained or completed), Progressing and Blocked.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// NodeUID is the UID of the node when the plan started.
+	// +optional
+	NodeUID types.UID `json:"nodeUID,omitempty"`
+	// Preflight is the latest drain-risk analysis of the node.
+	// +optional
+	Preflight *Preflight `json:"preflight,omitempty"`
+	// EvictionProgress is the persisted drain: the targets bound by UID, the
+	// evictions in flight, the cooldowns and the deadline.
+	// +optional
+	EvictionProgress *EvictionProgress `json:"evictionProgress,omitempty"`
+	// Pods counts the node's pods.
+	// +optional
+	Pods PodCounts `json:"pods,omitempty"`
+	// DryRun holds the per-pod verdicts of the last dry run.
+	// +optional
+	// +listType=atomic
+	DryRun []PodVerdict `json:"dryRun,omitempty"`
+	// History holds the last 20 phase/reason transitions, oldest first.
+	// +optional
+	// +listType=atomic
+	History []Transition `json:"history,omitempty"`
+}
+
+// Preflight is the drain-risk analysis of the node (k8s-analyze's checks).
+type Preflight struct {
+	// Risk is the node's grade: low, medium or high.
+	Risk string `json:"risk"`
+	// Findings are the top 10 findings, worst first.
+	// +optional
+	// +listType=atomic
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Finding is one finding of the analysis.
+type Finding struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	// Object is kind/namespace/name of the subject.
+	Object  string `json:"object"`
+	Message string `json:"message"`
+}
+
+// EvictionProgress is the drain's persisted state.
+type EvictionProgress struct {
+	// PlanGeneration is the spec generation the drain started with.
+	PlanGeneration int64 `json:"planGeneration"`
+	// Scope is a digest of workloads, allowAllWorkloads and acceptedRisks
+	// when the drain started: a change to them blocks the plan.
+	Scope string `json:"scope"`
+	// NodeUID is the node's UID when the drain started.
+	NodeUID types.UID `json:"nodeUID,omitempty"`
+	// WorkloadUIDs are the allowed workloads' UIDs when the drain started.
+	// +optional
+	// +listType=atomic
+	WorkloadUIDs []WorkloadUID `json:"workloadUIDs,omitempty"`
+	// StartedAt is when the plan started; it never changes.
+	StartedAt metav1.Time `json:"startedAt"`
+	// Deadline is startedAt plus spec.deadline.
+	Deadline metav1.Time `json:"deadline"`
+	// ActivePods are the evictions requested and not yet settled.
+	// +optional
+	// +listType=atomic
+	ActivePods []ActivePod `json:"activePods,omitempty"`
+	// Cooldowns are the waits per PDB (or for the API as a whole).
+	// +optional
+	// +listType=atomic
+	Cooldowns []Cooldown `json:"cooldowns,omitempty"`
+	// NextActionAt is when maintd acts next at the latest.
+	// +optional
+	NextActionAt *metav1.Time `json:"nextActionAt,omitempty"`
+}
+
+// WorkloadUID binds an allowed workload to its UID.
+type WorkloadUID struct {
+	WorkloadRef `json:",inline"`
+	UID         types.UID `json:"uid"`
+}
+
+// ActivePod is one eviction: its intent is written before the request.
+type ActivePod struct {
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	UID       types.UID `json:"uid"`
+	// PDB is the name of the PodDisruptionBudget that governs it, if any.
+	// +optional
+	PDB string `json:"pdb,omitempty"`
+	// PDBResourceVersion is the PDB's resourceVersion when the eviction was
+	// requested: until it changes, the budget does not show this eviction.
+	// +optional
+	PDBResourceVersion string `json:"pdbResourceVersion,omitempty"`
+	// RequestedAt is when the intent was written.
+	RequestedAt metav1.Time `json:"requestedAt"`
+	// Outcome is requested (sent, no answer recorded yet), accepted,
+	// unknown, or gone (the pod is gone; kept until the budget shows it).
+	Outcome string `json:"outcome"`
+}
+
+// Cooldown is a wait before the next eviction under one PDB.
+type Cooldown struct {
+	// PDB is namespace/name, or "*" for the API as a whole.
+	PDB string `json:"pdb"`
+	// Reason is pdb-budget-exhausted, pdb-stale, eviction-throttled or
+	// api-contention.
+	Reason Reason `json:"reason"`
+	// NextActionAt ends the cooldown at the latest.
+	NextActionAt metav1.Time `json:"nextActionAt"`
+	// ResourceVersion is the PDB's resourceVersion when the wait began: the
+	// wait ends early only on a newer status.
+	// +optional
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Attempts counts the refusals in a row (backoff).
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// Message is the API's answer.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// PodCounts counts the node's pods: total = evicted + remaining.
+type PodCounts struct {
+	// Total pods to evict: evicted plus remaining.
+	Total int32 `json:"total"`
+	// Evicted by this plan and gone.
+	Evicted int32 `json:"evicted"`
+	// Remaining pods to evict.
+	Remaining int32 `json:"remaining"`
+	// Skipped pods that stay (DaemonSet, mirror, finished) or left by themselves.
+	Skipped int32 `json:"skipped"`
+}
+
+// PodVerdict is a dry run's answer for one pod.
+type PodVerdict struct {
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	UID       types.UID `json:"uid,omitempty"`
+	// Outcome is the classified answer of the server-side dry run.
+	Outcome    string `json:"outcome"`
+	HTTPStatus int    `json:"httpStatus,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Transition is one step of the plan's story.
+type Transition struct {
+	Phase  Phase       `json:"phase"`
+	Reason Reason      `json:"reason"`
+	Time   metav1.Time `json:"time"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// MaintenancePlanList is a list of plans.
+//
+// +kubebuilder:object:root=true
+type MaintenancePlanList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MaintenancePlan `json:"items"`
+}

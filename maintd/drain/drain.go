@@ -1,0 +1,660 @@
+// Package drain decides the next step of a MaintenancePlan: pure functions
+// from what the caches show (Facts), the plan and the time to the status to
+// persist and the one action to take. It never talks to a cluster (a test
+// fences its imports); the controller reads the facts, persists the status
+// Decide returns BEFORE it acts, acts, and hands the outcome to Record.
+package drain
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+)
+
+// Defaults of the spec's optional fields (the CRD sets them too).
+const (
+	DefaultDeadline               = time.Hour
+	DefaultMaxConcurrentEvictions = 10
+	DefaultMaxCooldown            = time.Minute
+	DefaultEvictionTimeout        = 10 * time.Second
+	// HistoryLength is how many transitions status.history keeps.
+	HistoryLength = 20
+	// GlobalKey is the cooldown key of waits that hold every eviction.
+	GlobalKey = "*"
+)
+
+// Facts is what the caches showed at one moment. The controller fills it;
+// a read error is returned by the controller, never turned into a default.
+type Facts struct {
+	// Node is the plan's node; nil when it does not exist.
+	Node *corev1.Node
+	// Analysis is k8s-analyze's verdict on the node (nil without a node).
+	Analysis *analyze.Node
+	// Pods are the pods that exist now, by UID: every pod on the node and
+	// every pod of the plan's active evictions.
+	Pods map[types.UID]Pod
+	// PDBs are the PodDisruptionBudgets of the namespaces involved, by
+	// namespace/name.
+	PDBs map[string]PDB
+	// Workloads are the current UIDs of the spec's workloads; a workload
+	// that does not exist has no entry.
+	Workloads map[api.WorkloadRef]types.UID
+	// Rivals are the other live plans for the same node created before this
+	// one: the first plan of a node owns it.
+	Rivals []string
+	// Holders counts the other plans holding a cordon (maintenance slots in
+	// use); MaxNodes is the number of slots (--max-nodes-in-maintenance).
+	Holders, MaxNodes int
+}
+
+// Pod is one pod as the cache shows it.
+type Pod struct {
+	Namespace, Name string
+	Terminating     bool
+}
+
+// PDB is one PodDisruptionBudget's status as the cache shows it.
+type PDB struct {
+	ResourceVersion    string
+	Generation         int64
+	ObservedGeneration int64
+	DisruptionsAllowed int32
+	CurrentHealthy     int32
+	DesiredHealthy     int32
+	// DisruptedPods are the pod names the API server counts as evicted and
+	// not yet gone.
+	DisruptedPods map[string]bool
+}
+
+// Current reports whether the disruption controller has processed the
+// PDB's latest spec.
+func (p PDB) Current() bool { return p.ObservedGeneration >= p.Generation }
+
+// Action is what the controller does after persisting the status.
+type Action string
+
+// The actions.
+const (
+	None        Action = ""
+	Cordon      Action = "cordon"
+	Evict       Action = "evict"
+	DryRunEvict Action = "dry-run-evict"
+	Uncordon    Action = "uncordon"
+)
+
+// Target is one pod to evict.
+type Target struct {
+	Namespace, Name string
+	UID             types.UID
+	// PDB is the governing PDB's name, if any.
+	PDB string
+}
+
+// Decision is Decide's answer.
+type Decision struct {
+	// Status is the plan's status to persist before acting.
+	Status api.MaintenancePlanStatus
+	// Action, with its Targets for evictions.
+	Action  Action
+	Targets []Target
+	// Owner and Reason are the cordon annotations' values, for Cordon and
+	// Uncordon; NodeUID is the node the cordon is meant for.
+	Owner, Reason string
+	NodeUID       types.UID
+	// Requeue is when to decide again without an event; 0 means only on an
+	// event.
+	Requeue time.Duration
+}
+
+// Spec is a plan's spec with every default applied.
+type Spec struct {
+	api.MaintenancePlanSpec
+	Deadline, MaxCooldown, EvictionTimeout time.Duration
+	MaxConcurrentEvictions                 int
+}
+
+// Defaulted applies the defaults to s.
+func Defaulted(s api.MaintenancePlanSpec) Spec {
+	d := func(v *metav1.Duration, def time.Duration) time.Duration {
+		if v == nil || v.Duration <= 0 {
+			return def
+		}
+		return v.Duration
+	}
+	out := Spec{MaintenancePlanSpec: s,
+		Deadline: d(s.Deadline, DefaultDeadline), MaxCooldown: d(s.MaxCooldown, DefaultMaxCooldown),
+		EvictionTimeout: d(s.EvictionTimeout, DefaultEvictionTimeout), MaxConcurrentEvictions: int(s.MaxConcurrentEvictions)}
+	if out.MaxConcurrentEvictions <= 0 {
+		out.MaxConcurrentEvictions = DefaultMaxConcurrentEvictions
+	}
+	return out
+}
+
+// Owner is the cordon owner annotation of plan p: it carries the plan's UID,
+// so a plan re-created under the same name is another owner.
+func Owner(p *api.MaintenancePlan) string {
+	return "maintenanceplan/" + p.Name + "/" + string(p.UID)
+}
+
+// IsOwner reports whether owner is a cordon owner value written by maintd.
+func IsOwner(owner string) bool { return strings.HasPrefix(owner, "maintenanceplan/") }
+
+// Scope is the digest of the fields that fix what a drain may evict: a change
+// to them after the drain started blocks the plan.
+func Scope(s api.MaintenancePlanSpec) string {
+	risks := slices.Clone(s.AcceptedRisks)
+	slices.Sort(risks)
+	b, _ := json.Marshal(struct {
+		W []api.WorkloadRef
+		A bool
+		R []string
+	}{s.Workloads, s.AllowAllWorkloads, risks})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// Final reports whether a status can never change again without a person
+// (editing or deleting the plan).
+func Final(st *api.MaintenancePlanStatus) bool {
+	switch st.Phase {
+	case api.Completed, api.Failed:
+		return true
+	case api.Blocked:
+		return st.Reason == api.PlanSpecChanged || st.Reason == api.TargetReplaced
+	}
+	return false
+}
+
+// HoldsCordon reports whether a plan in this status has cordoned its node or
+// is about to.
+func HoldsCordon(st *api.MaintenancePlanStatus) bool {
+	return st.EvictionProgress != nil && st.EvictionProgress.Scope != "" && st.Phase != api.Completed
+}
+
+// Decide is the next step of plan p given the facts at now.
+func Decide(f Facts, p *api.MaintenancePlan, now time.Time) Decision {
+	d := &decider{f: f, p: p, spec: Defaulted(p.Spec), now: now.UTC().Truncate(time.Second)}
+	d.st = *p.Status.DeepCopy()
+	d.dec.Owner, d.dec.Reason = Owner(p), p.Spec.Reason
+	d.decide()
+	d.finish()
+	d.dec.Status = d.st
+	return d.dec
+}
+
+type decider struct {
+	f    Facts
+	p    *api.MaintenancePlan
+	spec Spec
+	now  time.Time
+	st   api.MaintenancePlanStatus
+	dec  Decision
+}
+
+func (d *decider) set(phase api.Phase, reason api.Reason, format string, args ...any) {
+	d.st.Phase, d.st.Reason, d.st.Message = phase, reason, fmt.Sprintf(format, args...)
+}
+
+func (d *decider) decide() {
+	if Final(&d.st) {
+		return
+	}
+	ep := d.st.EvictionProgress
+	if ep == nil {
+		ep = &api.EvictionProgress{StartedAt: metav1.NewTime(d.now)}
+		d.st.EvictionProgress = ep
+	}
+	ep.Deadline = metav1.NewTime(ep.StartedAt.Add(d.spec.Deadline))
+	if d.st.Phase == "" {
+		d.set(api.Pending, "", "plan accepted")
+	}
+	d.preflight()
+
+	node := d.f.Node
+	ours := node != nil && node.Annotations[cordon.OwnerAnnotation] == d.dec.Owner
+	if d.spec.Release {
+		d.release(ours)
+		return
+	}
+	if d.st.Phase != api.Drained && !d.spec.DryRun && !d.now.Before(ep.Deadline.Time) {
+		d.set(api.Failed, api.DeadlineExceeded, "the plan's deadline %s passed (started %s, deadline %s); %d of %d pods evicted; the node stays cordoned: delete the plan to uncordon it",
+			d.spec.Deadline, ep.StartedAt.UTC().Format(time.RFC3339), ep.Deadline.UTC().Format(time.RFC3339), d.st.Pods.Evicted, d.st.Pods.Total)
+		return
+	}
+	if node == nil {
+		d.set(api.Blocked, api.NodeNotFound, "node %s not found", d.spec.NodeName)
+		return
+	}
+	started := ep.Scope != ""
+	if started && ep.NodeUID != "" && node.UID != ep.NodeUID {
+		d.set(api.Blocked, api.TargetReplaced, "node %s was re-created: its uid is %s, the plan started on %s", node.Name, node.UID, ep.NodeUID)
+		return
+	}
+	if started && Scope(d.p.Spec) != ep.Scope {
+		d.set(api.Blocked, api.PlanSpecChanged, "workloads, allowAllWorkloads or acceptedRisks changed after the drain started (generation %d, started at %d): create a new plan", d.p.Generation, ep.PlanGeneration)
+		return
+	}
+	if started {
+		for _, w := range ep.WorkloadUIDs {
+			if uid := d.f.Workloads[w.WorkloadRef]; uid != w.UID {
+				now := "it no longer exists"
+				if uid != "" {
+					now = "its uid is now " + string(uid)
+				}
+				d.set(api.Blocked, api.TargetReplaced, "%s %s/%s was replaced since the drain started (uid %s): %s", w.Kind, w.Namespace, w.Name, w.UID, now)
+				return
+			}
+		}
+	}
+	pods, unknown := d.classify()
+	if d.spec.DryRun {
+		d.dryRun(pods, unknown)
+		return
+	}
+	d.st.DryRun = nil
+	if !started {
+		d.start(node, ours, pods, unknown)
+		return
+	}
+	if d.st.Phase == api.Cordoning {
+		if ours && node.Spec.Unschedulable {
+			d.set(api.Cordoned, api.CordonObserved, "node %s is cordoned by %s", node.Name, d.dec.Owner)
+			d.dec.Requeue = time.Nanosecond
+			return
+		}
+		if other := node.Annotations[cordon.OwnerAnnotation]; (other != "" && !ours) || node.Spec.Unschedulable {
+			d.set(api.Blocked, api.NodeOccupied, "node %s was cordoned by %s before this plan's cordon landed", node.Name, ownerText(other))
+			return
+		}
+		d.dec.Action, d.dec.NodeUID = Cordon, node.UID
+		return
+	}
+	if !ours || !node.Spec.Unschedulable {
+		d.set(api.Blocked, api.NodeUncordonedExternally, "node %s was uncordoned, or its cordon-owner annotation changed, outside this plan (owner now %s, unschedulable %t): maintd does not cordon it again; uncordon-and-delete or re-cordon it by hand",
+			node.Name, ownerText(node.Annotations[cordon.OwnerAnnotation]), node.Spec.Unschedulable)
+		return
+	}
+	if len(unknown) > 0 {
+		d.unknownPods(unknown)
+		return
+	}
+	if d.highRisk(pods) {
+		return
+	}
+	d.drain(pods)
+}
+
+func ownerText(owner string) string {
+	if owner == "" {
+		return "nobody (no owner annotation)"
+	}
+	return owner
+}
+
+// preflight copies the analysis into status.preflight.
+func (d *decider) preflight() {
+	a := d.f.Analysis
+	if a == nil {
+		d.st.Preflight = nil
+		return
+	}
+	pf := &api.Preflight{Risk: string(a.Risk)}
+	for i, f := range a.Findings {
+		if i == 10 {
+			break
+		}
+		obj := f.Subject.Kind + "/"
+		if f.Subject.Namespace != "" {
+			obj += f.Subject.Namespace + "/"
+		}
+		pf.Findings = append(pf.Findings, api.Finding{Code: string(f.Code), Severity: string(f.Severity), Object: obj + f.Subject.Name, Message: f.Message})
+	}
+	d.st.Preflight = pf
+	active := map[string]bool{}
+	if ep := d.st.EvictionProgress; ep != nil {
+		for _, p := range ep.ActivePods {
+			active[string(p.UID)] = true
+		}
+	}
+	skipped := 0
+	for _, v := range a.Pods {
+		if v.Action == analyze.Skip && !active[string(v.UID)] {
+			skipped++
+		}
+	}
+	d.st.Pods.Skipped = int32(skipped)
+}
+
+// classify splits the node's pods the drain must move (evict or block
+// verdicts) into those the plan allows and the unknown ones.
+func (d *decider) classify() (allowed, unknown []analyze.PodVerdict) {
+	if d.f.Analysis == nil {
+		return nil, nil
+	}
+	for _, v := range d.f.Analysis.Pods {
+		if v.Action == analyze.Skip {
+			continue
+		}
+		if d.allows(v) {
+			allowed = append(allowed, v)
+		} else {
+			unknown = append(unknown, v)
+		}
+	}
+	return allowed, unknown
+}
+
+// allows reports whether the plan allows evicting the pod: one of its
+// verified owners is a listed workload with the UID the drain recorded (or,
+// before the drain, the current one).
+func (d *decider) allows(v analyze.PodVerdict) bool {
+	if d.spec.AllowAllWorkloads {
+		return len(v.Owners) > 0 && v.Owners[0].Verified
+	}
+	for _, h := range v.Owners {
+		if !h.Verified {
+			return false
+		}
+		ref := api.WorkloadRef{Kind: h.Kind, Namespace: v.Namespace, Name: h.Name}
+		if !slices.Contains(d.spec.Workloads, ref) {
+			continue
+		}
+		want := d.f.Workloads[ref]
+		if ep := d.st.EvictionProgress; ep != nil {
+			for _, w := range ep.WorkloadUIDs {
+				if w.WorkloadRef == ref {
+					want = w.UID
+				}
+			}
+		}
+		return want != "" && h.UID == want
+	}
+	return false
+}
+
+func (d *decider) unknownPods(unknown []analyze.PodVerdict) {
+	names := make([]string, 0, len(unknown))
+	for _, v := range unknown {
+		owner := "no owner"
+		if len(v.Owners) > 0 {
+			top := v.Owners[len(v.Owners)-1]
+			owner = top.Kind + " " + top.Name
+		}
+		names = append(names, fmt.Sprintf("%s/%s (%s)", v.Namespace, v.Name, owner))
+	}
+	const show = 10
+	more := ""
+	if len(names) > show {
+		more = fmt.Sprintf(" and %d more", len(names)-show)
+		names = names[:show]
+	}
+	d.set(api.Blocked, api.UnknownPodsOnNode, "%d pods on node %s belong to no workload this plan allows: %s%s; add their workloads to spec.workloads or move them first",
+		len(unknown), d.spec.NodeName, strings.Join(names, ", "), more)
+}
+
+// highRisk blocks the plan when a pod to evict has a High finding the plan
+// does not accept, and reports whether it did.
+func (d *decider) highRisk(pods []analyze.PodVerdict) bool {
+	checks := map[analyze.Code]analyze.Severity{}
+	for _, c := range analyze.Checks() {
+		checks[c.Code] = c.Severity
+	}
+	accepted := map[string]bool{}
+	for _, r := range d.spec.AcceptedRisks {
+		accepted[r] = true
+	}
+	type hit struct {
+		pod  analyze.PodVerdict
+		code analyze.Code
+	}
+	var overlap, misconfigured, other []hit
+	for _, v := range pods {
+		for _, c := range v.Reasons {
+			if checks[c] != analyze.High || accepted[string(c)] {
+				continue
+			}
+			switch c {
+			case analyze.PDBOverlap:
+				overlap = append(overlap, hit{v, c})
+			case analyze.PDBZeroSpec, analyze.PDBSyncFailed, analyze.PDBForbidden:
+				misconfigured = append(misconfigured, hit{v, c})
+			default:
+				other = append(other, hit{v, c})
+			}
+		}
+	}
+	switch {
+	case len(overlap) > 0:
+		v := overlap[0].pod
+		names := make([]string, len(v.PDBs))
+		for i, r := range v.PDBs {
+			names[i] = r.Namespace + "/" + r.Name
+		}
+		d.set(api.Blocked, api.PDBOverlap, "pod %s/%s is selected by %d PodDisruptionBudgets (%s): the Eviction API refuses it (500); make the PDBs disjoint",
+			v.Namespace, v.Name, len(names), strings.Join(names, ", "))
+	case len(misconfigured) > 0:
+		v := misconfigured[0].pod
+		d.set(api.Blocked, api.PDBMisconfigured, "%s; pod %s/%s can never be evicted while it is healthy (%s): fix the PDB", d.pdbText(v), v.Namespace, v.Name, misconfigured[0].code)
+	case len(other) > 0:
+		var parts []string
+		for i, h := range other {
+			if i == 5 {
+				parts = append(parts, fmt.Sprintf("and %d more", len(other)-5))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s/%s: %s", h.pod.Namespace, h.pod.Name, h.code))
+		}
+		d.set(api.Blocked, api.PreflightHighRisk, "high-risk findings on pods to evict: %s; fix them or list the codes in spec.acceptedRisks", strings.Join(parts, "; "))
+	default:
+		return false
+	}
+	return true
+}
+
+// pdbText names the PDB governing v with its numbers.
+func (d *decider) pdbText(v analyze.PodVerdict) string {
+	if len(v.PDBs) == 0 || d.f.Analysis == nil {
+		return "no PDB"
+	}
+	r := v.PDBs[0]
+	for _, b := range d.f.Analysis.PDBs {
+		if b.Namespace == r.Namespace && b.Name == r.Name {
+			return fmt.Sprintf("PDB %s/%s needs %d healthy, has %d (%d disruptions allowed)", b.Namespace, b.Name, b.DesiredHealthy, b.CurrentHealthy, b.DisruptionsAllowed)
+		}
+	}
+	return "PDB " + r.Namespace + "/" + r.Name
+}
+
+// start runs the checks made before any write and, when they pass, starts
+// the drain by cordoning.
+func (d *decider) start(node *corev1.Node, ours bool, pods, unknown []analyze.PodVerdict) {
+	if len(d.f.Rivals) > 0 {
+		d.set(api.Blocked, api.NodeOccupied, "node %s belongs to plan %s, created before this one", node.Name, strings.Join(d.f.Rivals, ", "))
+		return
+	}
+	if other := node.Annotations[cordon.OwnerAnnotation]; other != "" && !ours {
+		d.set(api.Blocked, api.NodeOccupied, "node %s is cordoned by %s: this plan never takes over another owner's node", node.Name, other)
+		return
+	}
+	if node.Spec.Unschedulable && !ours {
+		d.set(api.Blocked, api.NodeOccupied, "node %s is cordoned without an owner annotation: someone else is working on it", node.Name)
+		return
+	}
+	if len(unknown) > 0 {
+		d.unknownPods(unknown)
+		return
+	}
+	if d.highRisk(pods) {
+		return
+	}
+	d.count(pods)
+	if d.f.Holders >= d.f.MaxNodes {
+		d.set(api.Pending, api.WaitingForSlot, "%d of %d nodes are in maintenance: waiting for a slot", d.f.Holders, d.f.MaxNodes)
+		return
+	}
+	ep := d.st.EvictionProgress
+	ep.PlanGeneration, ep.Scope, ep.NodeUID = d.p.Generation, Scope(d.p.Spec), node.UID
+	ep.WorkloadUIDs = nil
+	for _, w := range d.spec.Workloads {
+		if uid, ok := d.f.Workloads[w]; ok {
+			ep.WorkloadUIDs = append(ep.WorkloadUIDs, api.WorkloadUID{WorkloadRef: w, UID: uid})
+		}
+	}
+	d.st.NodeUID = node.UID
+	d.set(api.Cordoning, api.CordonSubmitted, "cordoning node %s as %s", node.Name, d.dec.Owner)
+	d.dec.Action, d.dec.NodeUID = Cordon, node.UID
+}
+
+// release uncordons the node when this plan holds its cordon, then
+// completes.
+func (d *decider) release(ours bool) {
+	if ours {
+		d.set(api.Uncordoning, api.UncordonSubmitted, "released: uncordoning node %s", d.spec.NodeName)
+		d.dec.Action = Uncordon
+		if d.f.Node != nil {
+			d.dec.NodeUID = d.f.Node.UID
+		}
+		return
+	}
+	switch d.st.Phase {
+	case api.Uncordoning, api.Drained:
+		d.set(api.Completed, api.Uncordoned, "node %s is uncordoned; the plan is complete", d.spec.NodeName)
+	default:
+		if HoldsCordon(&d.st) {
+			d.set(api.Completed, api.Uncordoned, "released; node %s does not carry this plan's cordon (any other cordon stays)", d.spec.NodeName)
+			return
+		}
+		d.set(api.Completed, api.ReleasedBeforeWork, "released before this plan cordoned node %s: nothing to undo", d.spec.NodeName)
+	}
+}
+
+// count sets the pod counts: total = evicted + remaining.
+func (d *decider) count(pods []analyze.PodVerdict) {
+	remaining := 0
+	for _, v := range pods {
+		if pod, ok := d.f.Pods[v.UID]; !ok || !pod.Terminating {
+			remaining++
+		}
+	}
+	if ep := d.st.EvictionProgress; ep != nil {
+		for _, a := range ep.ActivePods {
+			if pod, ok := d.f.Pods[a.UID]; ok && pod.Terminating {
+				remaining++
+			}
+		}
+	}
+	d.st.Pods.Remaining = int32(remaining)
+	d.st.Pods.Total = d.st.Pods.Evicted + d.st.Pods.Remaining
+}
+
+func (d *decider) requeueAt(t time.Time) {
+	in := max(t.Sub(d.now), time.Nanosecond)
+	if d.dec.Requeue == 0 || in < d.dec.Requeue {
+		d.dec.Requeue = in
+	}
+}
+
+// finish sets what every status carries: generation, conditions, history,
+// and the deadline's wake-up.
+func (d *decider) finish() {
+	st := &d.st
+	st.ObservedGeneration = d.p.Generation
+	if ep := st.EvictionProgress; ep != nil && !Final(st) && st.Phase != api.Drained && !d.spec.DryRun {
+		d.requeueAt(ep.Deadline.Time)
+		if ep.NextActionAt != nil && ep.NextActionAt.After(d.now) {
+			d.requeueAt(ep.NextActionAt.Time)
+		}
+	}
+	SetConditions(st, d.p.Generation, d.now)
+	Remember(st, d.now)
+}
+
+// SetConditions derives Ready, Progressing and Blocked from the phase.
+func SetConditions(st *api.MaintenancePlanStatus, generation int64, now time.Time) {
+	cond := func(typ string, on bool) {
+		status := metav1.ConditionFalse
+		if on {
+			status = metav1.ConditionTrue
+		}
+		reason := string(st.Reason)
+		if reason == "" {
+			reason = string(st.Phase)
+		}
+		setCondition(st, metav1.Condition{Type: typ, Status: status, ObservedGeneration: generation,
+			Reason: camel(reason), Message: st.Message}, now)
+	}
+	cond(api.ConditionReady, st.Phase == api.Drained || st.Phase == api.Completed)
+	switch st.Phase {
+	case api.Cordoning, api.Cordoned, api.Draining, api.CoolingDown, api.Uncordoning:
+		cond(api.ConditionProgressing, true)
+	default:
+		cond(api.ConditionProgressing, false)
+	}
+	cond(api.ConditionBlocked, st.Phase == api.Blocked || st.Phase == api.Failed)
+}
+
+// setCondition sets c, keeping lastTransitionTime unless the status flips.
+func setCondition(st *api.MaintenancePlanStatus, c metav1.Condition, now time.Time) {
+	c.LastTransitionTime = metav1.NewTime(now)
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == c.Type {
+			if st.Conditions[i].Status == c.Status {
+				c.LastTransitionTime = st.Conditions[i].LastTransitionTime
+			}
+			st.Conditions[i] = c
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, c)
+}
+
+// camel turns a reason code (pdb-budget-exhausted) into a condition reason
+// (PdbBudgetExhausted), which must be CamelCase.
+func camel(s string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range s {
+		switch {
+		case r == '-' || r == '_' || r == ' ':
+			up = true
+		case up && r >= 'a' && r <= 'z':
+			b.WriteRune(r - 'a' + 'A')
+			up = false
+		default:
+			b.WriteRune(r)
+			up = false
+		}
+	}
+	return b.String()
+}
+
+// Remember appends the current phase and reason to the history when they
+// changed, keeping the last HistoryLength.
+func Remember(st *api.MaintenancePlanStatus, now time.Time) {
+	if n := len(st.History); n > 0 && st.History[n-1].Phase == st.Phase && st.History[n-1].Reason == st.Reason {
+		return
+	}
+	st.History = append(st.History, api.Transition{Phase: st.Phase, Reason: st.Reason, Time: metav1.NewTime(now), Message: st.Message})
+	if over := len(st.History) - HistoryLength; over > 0 {
+		st.History = slices.Delete(st.History, 0, over)
+	}
+}
+
+func sortTargets(ts []Target) {
+	slices.SortFunc(ts, func(a, b Target) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+}

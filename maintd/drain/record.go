@@ -1,0 +1,258 @@
+package drain
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-evict/evict"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+)
+
+// Answer is one eviction's classified answer (Result), or the error that kept
+// it from being classified (then it counts as unknown).
+type Answer struct {
+	Target Target
+	Result *evict.Result
+	Err    error
+}
+
+// outcome is the answer's classified outcome; an error is unknown.
+func (a Answer) outcome() evict.Outcome {
+	if a.Err != nil || a.Result == nil {
+		return evict.Unknown
+	}
+	return a.Result.Outcome
+}
+
+func (a Answer) message() string {
+	if a.Err != nil {
+		return a.Err.Error()
+	}
+	if a.Result == nil {
+		return "no answer"
+	}
+	return a.Result.Message
+}
+
+// Record applies the answers of the evictions Decide asked for to the status
+// Decide returned (and the controller persisted), as the outcome table says:
+// accepted pods are waited for; refusals become cooldowns per PDB, or block
+// the plan; an unknown answer keeps the pod active and is never assumed
+// either way.
+func Record(p *api.MaintenancePlan, st api.MaintenancePlanStatus, answers []Answer, now time.Time) api.MaintenancePlanStatus {
+	now = now.UTC().Truncate(time.Second)
+	st = *st.DeepCopy()
+	spec := Defaulted(p.Spec)
+	ep := st.EvictionProgress
+	if ep == nil {
+		return st
+	}
+	r := recorder{st: &st, ep: ep, spec: spec, now: now}
+	for _, a := range answers {
+		r.answer(a)
+	}
+	switch {
+	case r.blocked != nil:
+		st.Phase, st.Reason, st.Message = api.Blocked, r.blocked.Reason, r.blocked.Message
+	case len(r.cooling) > 0:
+		c := r.cooling[0]
+		st.Phase, st.Reason, st.Message = api.CoolingDown, c.Reason, strings.Join(r.messages, "; ")
+	case r.accepted > 0:
+		st.Phase, st.Reason = api.Draining, api.EvictionAccepted
+		st.Message = fmt.Sprintf("%d evictions accepted: %s", r.accepted, strings.Join(r.names, ", "))
+	default:
+		st.Phase, st.Reason = api.Draining, api.EvictionRequested
+		st.Message = strings.Join(r.messages, "; ")
+	}
+	ep.NextActionAt = nil
+	for _, c := range ep.Cooldowns {
+		if ep.NextActionAt == nil || c.NextActionAt.Before(ep.NextActionAt) {
+			ep.NextActionAt = c.NextActionAt.DeepCopy()
+		}
+	}
+	SetConditions(&st, p.Generation, now)
+	Remember(&st, now)
+	return st
+}
+
+type recorder struct {
+	st       *api.MaintenancePlanStatus
+	ep       *api.EvictionProgress
+	spec     Spec
+	now      time.Time
+	blocked  *api.Cooldown
+	cooling  []api.Cooldown
+	messages []string
+	names    []string
+	accepted int
+}
+
+func (r *recorder) answer(a Answer) {
+	t := a.Target
+	idx := -1
+	for i, ap := range r.ep.ActivePods {
+		if ap.UID == t.UID {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return // not ours (any more)
+	}
+	ap := &r.ep.ActivePods[idx]
+	drop := func() { r.ep.ActivePods = append(r.ep.ActivePods[:idx], r.ep.ActivePods[idx+1:]...) }
+	key := GlobalKey
+	if t.PDB != "" {
+		key = t.Namespace + "/" + t.PDB
+	}
+	msg := fmt.Sprintf("%s/%s: %s", t.Namespace, t.Name, a.message())
+	switch o := a.outcome(); o {
+	case evict.Accepted, evict.AcceptedNotGone:
+		ap.Outcome = Accepted
+		r.accepted++
+		r.names = append(r.names, t.Namespace+"/"+t.Name)
+		r.clear(key)
+	case evict.Gone:
+		drop() // it went by itself (or was replaced): nothing to count
+		r.st.Pods.Skipped++
+		r.messages = append(r.messages, msg)
+	case evict.BudgetExhausted:
+		drop()
+		r.cool(key, api.BudgetExhausted, r.spec.MaxCooldown, ap.PDBResourceVersion, msg)
+	case evict.PDBStale:
+		drop()
+		r.cool(key, api.PDBStale, retryAfter(a.Result, 10*time.Second), ap.PDBResourceVersion, msg)
+	case evict.Throttled:
+		drop()
+		r.cool(GlobalKey, api.EvictionThrottled, retryAfter(a.Result, time.Second), "", msg)
+	case evict.Contention:
+		drop()
+		attempts := int32(0)
+		if c := r.find(key); c != nil {
+			attempts = c.Attempts
+		}
+		r.cool(key, api.APIContention, min(time.Second<<min(attempts, 10), r.spec.MaxCooldown), ap.PDBResourceVersion, msg)
+	case evict.PDBOverlap:
+		drop()
+		if names := a.Result.PDBs; len(names) > 0 {
+			msg += " (PDBs " + strings.Join(names, ", ") + ")"
+		}
+		r.block(api.PDBOverlap, msg)
+	case evict.Forbidden:
+		drop()
+		r.block(api.EvictionForbidden, msg)
+	case evict.Invalid:
+		drop()
+		r.block(api.EvictionRejected, msg)
+	default:
+		ap.Outcome = Unknown
+		r.messages = append(r.messages, msg+" (answer unknown: the pod is read again before anything else)")
+	}
+}
+
+func retryAfter(res *evict.Result, fallback time.Duration) time.Duration {
+	if res != nil && res.RetryAfterSeconds > 0 {
+		return time.Duration(res.RetryAfterSeconds) * time.Second
+	}
+	return fallback
+}
+
+func (r *recorder) find(key string) *api.Cooldown {
+	for i := range r.ep.Cooldowns {
+		if r.ep.Cooldowns[i].PDB == key {
+			return &r.ep.Cooldowns[i]
+		}
+	}
+	return nil
+}
+
+func (r *recorder) clear(key string) {
+	for i, c := range r.ep.Cooldowns {
+		if c.PDB == key {
+			r.ep.Cooldowns = append(r.ep.Cooldowns[:i], r.ep.Cooldowns[i+1:]...)
+			return
+		}
+	}
+}
+
+// cool starts or extends key's cooldown by wait, capped by maxCooldown.
+func (r *recorder) cool(key string, reason api.Reason, wait time.Duration, rv, msg string) {
+	until := metav1.NewTime(r.now.Add(min(wait, r.spec.MaxCooldown)))
+	c := r.find(key)
+	if c == nil {
+		r.ep.Cooldowns = append(r.ep.Cooldowns, api.Cooldown{PDB: key})
+		c = &r.ep.Cooldowns[len(r.ep.Cooldowns)-1]
+	}
+	c.Reason, c.NextActionAt, c.Message, c.ResourceVersion = reason, until, msg, rv
+	c.Attempts++
+	r.cooling = append(r.cooling, *c)
+	r.messages = append(r.messages, msg)
+}
+
+// block holds every eviction for maxCooldown and blocks the plan meanwhile:
+// the cause needs a person (RBAC, a webhook, overlapping PDBs), so it is
+// tried again at that pace, never in a loop.
+func (r *recorder) block(reason api.Reason, msg string) {
+	r.cool(GlobalKey, reason, r.spec.MaxCooldown, "", msg)
+	r.blocked = r.find(GlobalKey)
+	r.cooling = r.cooling[:len(r.cooling)-1]
+}
+
+// dryRun reports what evicting every pod would get, through server-side
+// dry runs, at most once per maxCooldown; it writes nothing else.
+func (d *decider) dryRun(pods, unknown []analyze.PodVerdict) {
+	if len(unknown) > 0 {
+		d.unknownPods(unknown)
+		return
+	}
+	if d.highRisk(pods) {
+		return
+	}
+	d.count(pods)
+	ep := d.st.EvictionProgress
+	if d.st.Reason == api.DryRunDone && ep.NextActionAt != nil && d.now.Before(ep.NextActionAt.Time) {
+		d.requeueAt(ep.NextActionAt.Time)
+		return
+	}
+	for _, v := range pods {
+		d.dec.Targets = append(d.dec.Targets, Target{Namespace: v.Namespace, Name: v.Name, UID: v.UID, PDB: v.EvictableNow.PDB})
+	}
+	sortTargets(d.dec.Targets)
+	d.dec.Action = DryRunEvict
+	next := metav1.NewTime(d.now.Add(d.spec.MaxCooldown))
+	ep.NextActionAt = &next
+	d.requeueAt(next.Time)
+	d.set(api.Pending, api.DryRunDone, "dry run of %d evictions", len(pods))
+}
+
+// RecordDryRun stores the dry-run answers as per-pod verdicts.
+func RecordDryRun(p *api.MaintenancePlan, st api.MaintenancePlanStatus, answers []Answer, now time.Time) api.MaintenancePlanStatus {
+	st = *st.DeepCopy()
+	st.DryRun = nil
+	refused := 0
+	var notes []string
+	for _, a := range answers {
+		v := api.PodVerdict{Namespace: a.Target.Namespace, Name: a.Target.Name, UID: a.Target.UID, Outcome: string(a.outcome()), Message: a.message()}
+		if a.Result != nil {
+			v.HTTPStatus = a.Result.HTTPStatus
+		}
+		if a.outcome() != evict.Accepted {
+			refused++
+			notes = append(notes, fmt.Sprintf("%s/%s %s", v.Namespace, v.Name, v.Outcome))
+		}
+		st.DryRun = append(st.DryRun, v)
+	}
+	st.Message = fmt.Sprintf("dry run: %d of %d pods would be evicted now", len(answers)-refused, len(answers))
+	if refused > 0 {
+		st.Message += "; refused: " + strings.Join(notes, ", ")
+	}
+	st.Message += " (each dry run is judged alone: the budget is not spent between them)"
+	if n := len(st.History); n > 0 && st.History[n-1].Reason == api.DryRunDone {
+		st.History[n-1].Message = st.Message
+	}
+	SetConditions(&st, p.Generation, now.UTC().Truncate(time.Second))
+	return st
+}

@@ -1,0 +1,41 @@
+module github.com/sentinel-go/sentinel/maintd
+
+go 1.26.0
+
+replace (
+	github.com/sentinel-go/sentinel/k8s-analyze => ../k8s-analyze
+	github.com/sentinel-go/sentinel/k8s-cordon => ../k8s-cordon
+	github.com/sentinel-go/sentinel/k8s-evict => ../k8s-evict
+	github.com/sentinel-go/sentinel/k8s-snapshot => ../k8s-snapshot
+	github.com/sentinel-go/sentinel/plumbing => ../plumbing
+)
+
+require (
+	github.com/sentinel-go/sentinel/k8s-analyze v0.0.0-00010101000000-000000000000
+	github.com/sentinel-go/sentinel/k8s-cordon v0.0.0-00010101000000-000000000000
+	github.com/sentinel-go/sentinel/k8s-evict v0.0.0-00010101000000-000000000000
+	k8s.io/api v0.37.2
+	k8s.io/apimachinery v0.37.2
+)
+
+require (
+	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
+	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
+	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
+	github.com/sentinel-go/sentinel/k8s-snapshot v0.0.0 // indirect
+	github.com/sentinel-go/sentinel/plumbing v0.0.0 // indirect
+	github.com/x448/float16 v0.8.4 // indirect
+	go.yaml.in/yaml/v2 v2.4.4 // indirect
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/text v0.40.0 // indirect
+	gopkg.in/inf.v0 v0.9.1 // indirect
+	k8s.io/klog/v2 v2.140.0 // indirect
+	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
+	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
+	sigs.k8s.io/json v0.0.0-20260909141634-11ed52e25bc5 // indirect
+	sigs.k8s.io/randfill v1.0.0 // indirect
+	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
+)
