@@ -13,20 +13,21 @@ import (
 // Handler serves /metrics, /healthz, /readyz and /meminfo.
 func (e *Exporter) Handler() http.Handler {
 	opts := promhttp.HandlerOpts{
+		ErrorLog:            e.cfg.ErrorLog,
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: e.cfg.MaxRequests,
 		Timeout:             e.cfg.Timeout,
 		EnableOpenMetrics:   true,
 	}
 	var metrics http.Handler
-	if e.registry != nil {
-		opts.Registry = e.registry
-		metrics = promhttp.InstrumentMetricHandler(e.registry, promhttp.HandlerForTransactional(e, opts))
+	if e.cfg.ExporterMetrics {
+		opts.Registry = e.registry // promhttp_metric_handler_errors_total
+		metrics = promhttp.InstrumentMetricHandler(e.registry, promhttp.HandlerFor(e.registry, opts))
 	} else {
-		metrics = promhttp.HandlerForTransactional(e, opts)
+		metrics = promhttp.HandlerFor(e.registry, opts)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", e.bodies.oneWrite(metrics))
+	mux.Handle("GET /metrics", metrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		// Liveness: the process serves. It never reads a source.
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -140,7 +141,7 @@ func (e *Exporter) meminfo(w http.ResponseWriter, r *http.Request) {
 
 func (e *Exporter) enabled(name string) bool {
 	for _, s := range e.sources {
-		if s.name() == name {
+		if s.name == name {
 			return true
 		}
 	}

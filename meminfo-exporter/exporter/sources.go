@@ -1,92 +1,233 @@
 package exporter
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sentinel-go/sentinel/meminfo-exporter/cgroup"
 	"github.com/sentinel-go/sentinel/meminfo-exporter/kfile"
 	"github.com/sentinel-go/sentinel/meminfo-exporter/meminfo"
 )
 
-// families caches the family of each key of a file. Keys are the
-// parser's interned strings, so a lookup does not allocate.
-type families map[string]*family
-
-func (fs families) get(e *Exporter, key string, make func() family) *family {
-	if f, ok := fs[key]; ok {
-		return f
-	}
-	f := make()
-	f.skip = !e.names.claim(f.name)
-	fs[key] = &f
-	return &f
+// source is what one collector reads.
+type source interface {
+	name() string
+	// descs is every descriptor the source sends, or nil when its families
+	// are only known once its files are read: then it is an unchecked
+	// collector.
+	descs() []*prometheus.Desc
+	// collect reads the source and sends its metrics.
+	collect(ch chan<- prometheus.Metric) error
+	close() error
 }
 
+// collector makes a source a prometheus.Collector: it adds the source's
+// meminfo_scrape_collector_success and _duration_seconds series, and
+// records the outcome of every read for /readyz.
+type collector struct {
+	name              string
+	src               source
+	index             int // in the store
+	store             *store
+	now               func() time.Time
+	success, duration *prometheus.Desc
+}
+
+func newCollector(src source, index int, st *store, now func() time.Time) *collector {
+	labels := prometheus.Labels{"collector": src.name()}
+	return &collector{
+		name: src.name(), src: src, index: index, store: st, now: now,
+		success: prometheus.NewDesc("meminfo_scrape_collector_success",
+			"Whether the collector's last read succeeded (1) or not (0).", nil, labels),
+		duration: prometheus.NewDesc("meminfo_scrape_collector_duration_seconds",
+			"Time the collector's read took during this scrape.", nil, labels),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	descs := c.src.descs()
+	if descs == nil {
+		return // unchecked
+	}
+	ch <- c.success
+	ch <- c.duration
+	for _, d := range descs {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	start := time.Now()
+	err := c.src.collect(ch)
+	took := time.Since(start).Seconds()
+	ok := 0.0
+	if err == nil {
+		ok = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.success, prometheus.GaugeValue, ok)
+	ch <- prometheus.MustNewConstMetric(c.duration, prometheus.GaugeValue, took)
+	c.store.setStatus(c.index, err, c.now())
+}
+
+// parseErrors counts, since the start, the lines and files of one
+// collector's sources that could not be parsed, and sends them as
+// meminfo_parse_errors_total with the collector's other metrics, so that
+// a scrape includes what its own read skipped. The files given to
+// newParseErrors always have series. Guarded by the source's mutex.
+type parseErrors struct {
+	desc   *prometheus.Desc
+	files  []string
+	counts [][meminfo.NumReasons]uint64
+}
+
+func newParseErrors(files ...string) *parseErrors {
+	return &parseErrors{
+		desc: prometheus.NewDesc("meminfo_parse_errors_total",
+			"Lines or files skipped because they could not be parsed, by source file and reason.",
+			[]string{"source", "reason"}, nil),
+		files:  files,
+		counts: make([][meminfo.NumReasons]uint64, len(files)),
+	}
+}
+
+func (p *parseErrors) of(file string) *[meminfo.NumReasons]uint64 {
+	i := slices.Index(p.files, file)
+	if i < 0 {
+		p.files = append(p.files, file)
+		p.counts = append(p.counts, [meminfo.NumReasons]uint64{})
+		i = len(p.files) - 1
+	}
+	return &p.counts[i]
+}
+
+// add counts the lines a parse of file skipped.
+func (p *parseErrors) add(file string, skipped *[meminfo.NumReasons]uint64) {
+	c := p.of(file)
+	for r, n := range skipped {
+		c[r] += n
+	}
+}
+
+// fail counts a file that could not be parsed (err a *cgroup.ParseError).
+func (p *parseErrors) fail(err error) {
+	if pe, ok := errors.AsType[*cgroup.ParseError](err); ok {
+		p.of(pe.File)[pe.Reason]++
+	}
+}
+
+func (p *parseErrors) collect(ch chan<- prometheus.Metric) {
+	for i, file := range p.files {
+		for r, n := range p.counts[i] {
+			ch <- prometheus.MustNewConstMetric(p.desc, prometheus.CounterValue, float64(n), file, meminfo.Reason(r).String())
+		}
+	}
+}
+
+// descCache is the descriptors of the fields of one file, made when a
+// field is first seen. Keys are the parser's interned names, so a lookup
+// does not allocate.
+type descCache map[string]*prometheus.Desc
+
+func (c descCache) get(key string, make func() *prometheus.Desc) *prometheus.Desc {
+	d, ok := c[key]
+	if !ok {
+		d = make()
+		c[key] = d
+	}
+	return d
+}
+
+// meminfoSource reads /proc/meminfo. Its fields differ by kernel: it is
+// an unchecked collector. Two fields whose metric names collide
+// (Active(anon) and Active_anon) are both sent; the registry keeps the
+// first and reports the second as an error of the scrape.
 type meminfoSource struct {
 	mu     sync.Mutex
 	file   *kfile.File
 	parser *meminfo.Parser
 	sample meminfo.Sample
-	fams   families
+	fields descCache
+	errs   *parseErrors
+	store  *store
+	now    func() time.Time
 }
 
-func (s *meminfoSource) name() string { return Meminfo }
-func (s *meminfoSource) close() error { return s.file.Close() }
+func (s *meminfoSource) name() string              { return Meminfo }
+func (s *meminfoSource) descs() []*prometheus.Desc { return nil }
+func (s *meminfoSource) close() error              { return s.file.Close() }
 
-func (s *meminfoSource) collect(e *Exporter, f *frame) error {
+func (s *meminfoSource) collect(ch chan<- prometheus.Metric) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.errs.collect(ch)
 	data, err := s.file.Read()
 	if err != nil {
 		return err
 	}
 	s.parser.Parse(data, &s.sample)
-	e.errs.addAll("meminfo", &s.sample.Skipped)
+	s.errs.add("meminfo", &s.sample.Skipped)
 	if total, ok := s.sample.Lookup("MemTotal"); !ok || total.Value == 0 {
 		return fmt.Errorf("%s: MemTotal missing or 0 (%d fields, %d lines skipped)", s.file.Path(), len(s.sample.Fields), s.sample.SkippedLines())
 	}
-	if s.fams == nil {
-		s.fams = families{}
+	for _, f := range s.sample.Fields {
+		d := s.fields.get(f.Name, func() *prometheus.Desc { return meminfoDesc(f) })
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(f.Value))
 	}
-	for _, fld := range s.sample.Fields {
-		fam := s.fams.get(e, fld.Name, func() family { return meminfoFamily(e, fld) })
-		if fam.skip {
-			e.errs.add("meminfo", meminfo.Duplicate, 1)
-			continue
-		}
-		f.sample(f.family(&fam.name, &fam.help, fam.typ), float64(fld.Value))
-	}
-	e.store.setMeminfo(s.sample.Fields, e.now())
+	s.store.setMeminfo(s.sample.Fields, s.now())
 	return nil
 }
 
-func meminfoFamily(e *Exporter, fld meminfo.Field) family {
-	if fld.Unit == meminfo.Bytes {
-		return family{
-			name: "meminfo_" + meminfo.MetricName(fld.Name) + "_bytes",
-			help: "Field " + fld.Name + " of /proc/meminfo, in bytes.",
-			typ:  &e.names.gauge,
-		}
+// meminfoDesc is node_exporter's name for a field, with meminfo_ for
+// node_memory_.
+func meminfoDesc(f meminfo.Field) *prometheus.Desc {
+	if f.Unit == meminfo.Bytes {
+		return prometheus.NewDesc("meminfo_"+meminfo.MetricName(f.Name)+"_bytes",
+			"Field "+f.Name+" of /proc/meminfo, in bytes.", nil, nil)
 	}
-	return family{
-		name: "meminfo_" + meminfo.MetricName(fld.Name),
-		help: "Field " + fld.Name + " of /proc/meminfo (a count).",
-		typ:  &e.names.gauge,
-	}
+	return prometheus.NewDesc("meminfo_"+meminfo.MetricName(f.Name),
+		"Field "+f.Name+" of /proc/meminfo (a count).", nil, nil)
 }
 
+// cgroupSource reads the memory controller files of the process's cgroup.
+// memory.stat and memory.events differ by kernel: it is an unchecked
+// collector.
 type cgroupSource struct {
-	mu       sync.Mutex
-	reader   *cgroup.Reader
-	setupErr error
-	v2       bool
-	mem      cgroup.Memory
-	stat     families
-	events   families
+	mu                         sync.Mutex
+	reader                     *cgroup.Reader
+	setupErr                   error
+	mem                        cgroup.Memory
+	usage, limit, peak, ws, sw *prometheus.Desc
+	stat, events               descCache
+	v2                         bool // memory.events is read
+	errs                       *parseErrors
 }
 
-func (s *cgroupSource) name() string { return Cgroup }
+func newCgroupSource(r *cgroup.Reader, setupErr error, v2 bool) *cgroupSource {
+	errs := newParseErrors("memory.stat")
+	if v2 {
+		errs = newParseErrors("memory.stat", "memory.events")
+	}
+	gauge := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
+	return &cgroupSource{
+		reader: r, setupErr: setupErr, v2: v2, errs: errs,
+		usage: gauge("meminfo_cgroup_memory_usage_bytes", "Memory used by the cgroup (memory.current, v1 memory.usage_in_bytes)."),
+		limit: gauge("meminfo_cgroup_memory_limit_bytes", "Memory limit of the cgroup (memory.max, v1 memory.limit_in_bytes); absent when unlimited."),
+		peak:  gauge("meminfo_cgroup_memory_peak_bytes", "Highest memory use of the cgroup (memory.peak, Linux 5.19+; v1 memory.max_usage_in_bytes)."),
+		ws:    gauge("meminfo_cgroup_memory_working_set_bytes", "Usage minus inactive file pages, floored at 0 (as cAdvisor)."),
+		sw:    gauge("meminfo_cgroup_memory_swap_usage_bytes", "Swap used by the cgroup (memory.swap.current; v1 memsw minus usage)."),
+		stat:  descCache{}, events: descCache{},
+	}
+}
+
+func (s *cgroupSource) name() string              { return Cgroup }
+func (s *cgroupSource) descs() []*prometheus.Desc { return nil }
 
 func (s *cgroupSource) close() error {
 	if s.reader == nil {
@@ -95,86 +236,88 @@ func (s *cgroupSource) close() error {
 	return s.reader.Close()
 }
 
-func (s *cgroupSource) collect(e *Exporter, f *frame) error {
+func (s *cgroupSource) collect(ch chan<- prometheus.Metric) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.errs.collect(ch)
 	if s.setupErr != nil {
 		return s.setupErr
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	m := &s.mem
 	if err := s.reader.Read(m); err != nil {
+		s.errs.fail(err)
 		return err
 	}
-	e.errs.addAll("memory.stat", &m.Stat.Skipped)
-	e.errs.addAll("memory.events", &m.Events.Skipped)
-	n := &e.names
-	gauge := func(fam *family, v uint64, ok bool) {
+	s.errs.add("memory.stat", &m.Stat.Skipped)
+	if s.v2 {
+		s.errs.add("memory.events", &m.Events.Skipped)
+	}
+	gauge := func(d *prometheus.Desc, v uint64, ok bool) {
 		if ok {
-			f.sample(f.family(&fam.name, &fam.help, fam.typ), float64(v))
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
 		}
 	}
-	gauge(&n.usage, m.Usage, m.HasUsage)
-	gauge(&n.limit, m.Limit, m.HasLimit)
-	gauge(&n.peak, m.Peak, m.HasPeak)
-	gauge(&n.workingSet, m.WorkingSet, m.HasUsage)
-	gauge(&n.swap, m.Swap, m.HasSwap)
-	if s.stat == nil {
-		s.stat, s.events = families{}, families{}
-	}
-	for _, kv := range []struct {
-		source string
-		fams   families
-		fields []meminfo.Field
-		make   func(meminfo.Field) family
-	}{
-		{"memory.stat", s.stat, m.Stat.Fields, func(fld meminfo.Field) family { return statFamily(e, fld.Name) }},
-		{"memory.events", s.events, m.Events.Fields, func(fld meminfo.Field) family {
-			return family{
-				name: "meminfo_cgroup_memory_events_" + fld.Name + "_total",
-				help: "Count of " + fld.Name + " events in the cgroup's memory.events.",
-				typ:  &e.names.counter,
-			}
-		}},
-	} {
-		for _, fld := range kv.fields {
-			fam := kv.fams.get(e, fld.Name, func() family { return kv.make(fld) })
-			if fam.skip {
-				e.errs.add(kv.source, meminfo.Duplicate, 1)
-				continue
-			}
-			f.sample(f.family(&fam.name, &fam.help, fam.typ), float64(fld.Value))
+	gauge(s.usage, m.Usage, m.HasUsage)
+	gauge(s.limit, m.Limit, m.HasLimit)
+	gauge(s.peak, m.Peak, m.HasPeak)
+	gauge(s.ws, m.WorkingSet, m.HasUsage)
+	gauge(s.sw, m.Swap, m.HasSwap)
+	for _, f := range m.Stat.Fields {
+		d := s.stat.get(f.Name, func() *prometheus.Desc { return statDesc(f.Name) })
+		typ := prometheus.GaugeValue
+		if cgroup.StatIsCount(f.Name) {
+			typ = prometheus.CounterValue
 		}
+		ch <- prometheus.MustNewConstMetric(d, typ, float64(f.Value))
+	}
+	for _, f := range m.Events.Fields {
+		d := s.events.get(f.Name, func() *prometheus.Desc {
+			return prometheus.NewDesc("meminfo_cgroup_memory_events_"+f.Name+"_total",
+				"Count of "+f.Name+" events in the cgroup's memory.events.", nil, nil)
+		})
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(f.Value))
 	}
 	return nil
 }
 
-func statFamily(e *Exporter, key string) family {
+func statDesc(key string) *prometheus.Desc {
 	name := meminfo.MetricName(key)
 	if name == "sec_pagetables" {
 		// "sec" reads as an abbreviated unit (promtool, Prometheus naming).
 		name = "secondary_pagetables"
 	}
 	if cgroup.StatIsCount(key) {
-		return family{
-			name: "meminfo_cgroup_memory_stat_" + name + "_total",
-			help: "Count " + key + " of the cgroup's memory.stat.",
-			typ:  &e.names.counter,
-		}
+		return prometheus.NewDesc("meminfo_cgroup_memory_stat_"+name+"_total",
+			"Count "+key+" of the cgroup's memory.stat.", nil, nil)
 	}
-	return family{
-		name: "meminfo_cgroup_memory_stat_" + name + "_bytes",
-		help: "Size " + key + " of the cgroup's memory.stat, in bytes.",
-		typ:  &e.names.gauge,
-	}
+	return prometheus.NewDesc("meminfo_cgroup_memory_stat_"+name+"_bytes",
+		"Size "+key+" of the cgroup's memory.stat, in bytes.", nil, nil)
 }
 
+// pressureSource reads the cgroup's memory.pressure: a checked collector.
 type pressureSource struct {
-	mu       sync.Mutex
-	reader   *cgroup.PressureReader
-	setupErr error
+	mu               sync.Mutex
+	reader           *cgroup.PressureReader
+	setupErr         error
+	waiting, stalled *prometheus.Desc
+	errs             *parseErrors
+}
+
+func newPressureSource(r *cgroup.PressureReader, setupErr error) *pressureSource {
+	return &pressureSource{
+		reader: r, setupErr: setupErr, errs: newParseErrors("memory.pressure"),
+		waiting: prometheus.NewDesc("meminfo_cgroup_pressure_memory_waiting_seconds_total",
+			"Time some tasks of the cgroup were stalled on memory (PSI some total).", nil, nil),
+		stalled: prometheus.NewDesc("meminfo_cgroup_pressure_memory_stalled_seconds_total",
+			"Time all tasks of the cgroup were stalled on memory (PSI full total).", nil, nil),
+	}
 }
 
 func (s *pressureSource) name() string { return Pressure }
+
+func (s *pressureSource) descs() []*prometheus.Desc {
+	return []*prometheus.Desc{s.waiting, s.stalled, s.errs.desc}
+}
 
 func (s *pressureSource) close() error {
 	if s.reader == nil {
@@ -183,81 +326,21 @@ func (s *pressureSource) close() error {
 	return s.reader.Close()
 }
 
-func (s *pressureSource) collect(e *Exporter, f *frame) error {
+func (s *pressureSource) collect(ch chan<- prometheus.Metric) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.errs.collect(ch)
 	if s.setupErr != nil {
 		return s.setupErr
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	p, err := s.reader.Read()
 	if err != nil {
+		s.errs.fail(err)
 		return err
 	}
-	n := &e.names
-	f.sample(f.family(&n.waiting.name, &n.waiting.help, n.waiting.typ), float64(p.Waiting)/1e6)
+	ch <- prometheus.MustNewConstMetric(s.waiting, prometheus.CounterValue, float64(p.Waiting)/1e6)
 	if p.HasStalled {
-		f.sample(f.family(&n.stalled.name, &n.stalled.help, n.stalled.typ), float64(p.Stalled)/1e6)
+		ch <- prometheus.MustNewConstMetric(s.stalled, prometheus.CounterValue, float64(p.Stalled)/1e6)
 	}
 	return nil
-}
-
-// parseErrors counts skipped lines and files by source and reason, since
-// the start. Sources given to init always have series.
-type parseErrors struct {
-	mu      sync.Mutex
-	sources []string
-	counts  [][meminfo.NumReasons]uint64
-}
-
-func (p *parseErrors) init(sources []string) {
-	p.sources = sources
-	p.counts = make([][meminfo.NumReasons]uint64, len(sources))
-}
-
-func (p *parseErrors) index(source string) int {
-	for i, s := range p.sources {
-		if s == source {
-			return i
-		}
-	}
-	p.sources = append(p.sources, source)
-	p.counts = append(p.counts, [meminfo.NumReasons]uint64{})
-	return len(p.sources) - 1
-}
-
-func (p *parseErrors) add(source string, r meminfo.Reason, n uint64) {
-	p.mu.Lock()
-	p.counts[p.index(source)][r] += n
-	p.mu.Unlock()
-}
-
-func (p *parseErrors) addAll(source string, counts *[meminfo.NumReasons]uint64) {
-	var any uint64
-	for _, c := range counts {
-		any |= c
-	}
-	if any == 0 {
-		return
-	}
-	p.mu.Lock()
-	i := p.index(source)
-	for r, c := range counts {
-		p.counts[i][r] += c
-	}
-	p.mu.Unlock()
-}
-
-// emit adds meminfo_parse_errors_total to f.
-func (p *parseErrors) emit(f *frame, n *names) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.sources) == 0 {
-		return
-	}
-	fam := f.family(&n.parseErrs, &n.parseErrsHelp, &n.counter)
-	for i := range p.sources {
-		for r := range meminfo.NumReasons {
-			f.sample(fam, float64(p.counts[i][r]), &n.source, &p.sources[i], &n.reason, &n.reasons[r])
-		}
-	}
 }
