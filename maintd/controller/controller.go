@@ -1,0 +1,443 @@
+// Package controller runs MaintenancePlans: client-go informers feed a
+// rate-limited workqueue; each worker reads the facts from the caches, asks
+// package drain what to do, persists the status it returns BEFORE any write
+// to a node or a pod, acts through the cordon and evict packages, and
+// records the classified outcome.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
+	"github.com/sentinel-go/sentinel/k8s-evict/evict"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
+)
+
+// Finalizer holds a plan until its cordon is lifted.
+const Finalizer = "maintenance.sentinel.dev/uncordon"
+
+// byNode indexes pods by spec.nodeName and plans by spec.nodeName.
+const byNode = "nodeName"
+
+// Config is what a Controller needs.
+type Config struct {
+	Client kubernetes.Interface
+	Plans  *Plans
+	// Poster sends evictions (one call each, no hidden retries).
+	Poster evict.Poster
+	// Selector selects the plans this maintd runs (empty: all).
+	Selector labels.Selector
+	// MaxNodes is the number of nodes in maintenance at once.
+	MaxNodes int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Log receives the controller's log (default slog.Default()).
+	Log *slog.Logger
+	// Events records Kubernetes events (optional).
+	Events events.EventRecorder
+}
+
+// Controller reconciles MaintenancePlans.
+type Controller struct {
+	cfg   Config
+	queue workqueue.TypedRateLimitingInterface[string]
+
+	factory      informers.SharedInformerFactory
+	planInformer cache.SharedIndexInformer
+	plans        planLister
+	nodes        corelisters.NodeLister
+	pods         corelisters.PodLister
+	podIndex     cache.Indexer
+	pvs          corelisters.PersistentVolumeLister
+	pvcs         corelisters.PersistentVolumeClaimLister
+	pdbs         policylisters.PodDisruptionBudgetLister
+	replicaSets  appslisters.ReplicaSetLister
+	deployments  appslisters.DeploymentLister
+	statefulSets appslisters.StatefulSetLister
+	daemonSets   appslisters.DaemonSetLister
+	jobs         batchlisters.JobLister
+	cronJobs     batchlisters.CronJobLister
+
+	mu sync.Mutex
+	// claims are plans that decided to cordon before the cache shows it,
+	// so two plans never take the last maintenance slot together.
+	claims map[types.UID]bool
+	// slot serialises the decisions of plans that have not started.
+	slot sync.Mutex
+}
+
+// New builds a Controller and its informers; Run starts them.
+func New(cfg Config) *Controller {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Selector == nil {
+		cfg.Selector = labels.Everything()
+	}
+	if cfg.MaxNodes <= 0 {
+		cfg.MaxNodes = 1
+	}
+	c := &Controller{cfg: cfg, claims: map[types.UID]bool{}}
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "maintenanceplans"})
+
+	c.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
+		informers.WithTransform(stripManagedFields))
+	core, apps, batch := c.factory.Core().V1(), c.factory.Apps().V1(), c.factory.Batch().V1()
+	podInformer := core.Pods().Informer()
+	utilruntime.Must(podInformer.AddIndexers(cache.Indexers{byNode: func(o any) ([]string, error) {
+		return []string{o.(*corev1.Pod).Spec.NodeName}, nil
+	}}))
+	c.podIndex = podInformer.GetIndexer()
+	c.nodes, c.pods = core.Nodes().Lister(), core.Pods().Lister()
+	c.pvs, c.pvcs = core.PersistentVolumes().Lister(), core.PersistentVolumeClaims().Lister()
+	c.pdbs = c.factory.Policy().V1().PodDisruptionBudgets().Lister()
+	c.replicaSets, c.deployments = apps.ReplicaSets().Lister(), apps.Deployments().Lister()
+	c.statefulSets, c.daemonSets = apps.StatefulSets().Lister(), apps.DaemonSets().Lister()
+	c.jobs, c.cronJobs = batch.Jobs().Lister(), batch.CronJobs().Lister()
+
+	c.planInformer = cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = cfg.Selector.String()
+			return cfg.Plans.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = cfg.Selector.String()
+			return cfg.Plans.Watch(ctx, o)
+		},
+	}, &api.MaintenancePlan{}, 0, cache.Indexers{byNode: func(o any) ([]string, error) {
+		return []string{o.(*api.MaintenancePlan).Spec.NodeName}, nil
+	}})
+	c.plans = planLister{c.planInformer.GetIndexer()}
+
+	handle := func(i cache.SharedIndexInformer, f func(obj any)) {
+		_, err := i.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    f,
+			UpdateFunc: func(_, obj any) { f(obj) },
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				f(obj)
+			},
+		})
+		utilruntime.Must(err)
+	}
+	handle(c.planInformer, func(obj any) {
+		if p, ok := obj.(*api.MaintenancePlan); ok {
+			c.queue.Add(p.Name)
+		}
+	})
+	handle(core.Nodes().Informer(), func(obj any) {
+		if n, ok := obj.(*corev1.Node); ok {
+			c.enqueueNode(n.Name)
+		}
+	})
+	handle(podInformer, func(obj any) {
+		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+			c.enqueueNode(p.Spec.NodeName)
+		}
+	})
+	live := func(any) { c.enqueueLive() }
+	handle(c.factory.Policy().V1().PodDisruptionBudgets().Informer(), live)
+	for _, i := range []cache.SharedIndexInformer{apps.ReplicaSets().Informer(), apps.Deployments().Informer(),
+		apps.StatefulSets().Informer(), apps.DaemonSets().Informer(), batch.Jobs().Informer(), batch.CronJobs().Informer(),
+		core.PersistentVolumes().Informer(), core.PersistentVolumeClaims().Informer()} {
+		_, err := i.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: live, DeleteFunc: live})
+		utilruntime.Must(err)
+	}
+	return c
+}
+
+func (c *Controller) selects(p *api.MaintenancePlan) bool {
+	return c.cfg.Selector.Matches(labels.Set(p.Labels))
+}
+
+// enqueueNode queues the plans of a node.
+func (c *Controller) enqueueNode(node string) {
+	objs, err := c.planInformer.GetIndexer().ByIndex(byNode, node)
+	if err != nil {
+		return
+	}
+	for _, o := range objs {
+		c.queue.Add(o.(*api.MaintenancePlan).Name)
+	}
+}
+
+// enqueueLive queues every plan that can still act.
+func (c *Controller) enqueueLive() {
+	for _, o := range c.planInformer.GetIndexer().List() {
+		if p := o.(*api.MaintenancePlan); !drain.Final(&p.Status) || p.DeletionTimestamp != nil {
+			c.queue.Add(p.Name)
+		}
+	}
+}
+
+// Run starts the informers, waits for their caches, runs workers until ctx
+// ends, then lets the calls in flight finish and returns.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	c.factory.Start(ctx.Done())
+	go c.planInformer.RunWithContext(ctx)
+	c.cfg.Log.Info("waiting for the caches")
+	synced := []cache.InformerSynced{c.planInformer.HasSynced}
+	for _, ok := range c.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return errors.New("the informer caches did not sync")
+		}
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return errors.New("the plan cache did not sync")
+	}
+	c.cfg.Log.Info("caches synced; reconciling", "workers", workers)
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Go(func() {
+			for c.next(context.WithoutCancel(ctx)) {
+			}
+		})
+	}
+	<-ctx.Done()
+	c.queue.ShutDownWithDrain()
+	wg.Wait()
+	c.factory.Shutdown()
+	return nil
+}
+
+// HasSynced reports whether every cache has synced.
+func (c *Controller) HasSynced() bool {
+	return c.planInformer.HasSynced() && c.podIndex != nil
+}
+
+// next processes one key. A call in flight at shutdown finishes: ctx is not
+// cancelled with the run's.
+func (c *Controller) next(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	requeue, err := c.reconcile(ctx, key)
+	switch {
+	case err != nil:
+		c.cfg.Log.Error("reconcile", "plan", key, "err", err)
+		c.queue.AddRateLimited(key)
+		return true
+	case requeue > 0:
+		c.queue.Forget(key)
+		c.queue.AddAfter(key, requeue)
+	default:
+		c.queue.Forget(key)
+	}
+	return true
+}
+
+// Reconcile runs one plan once: read, decide, persist, act, record. It
+// returns when to run it again without an event.
+func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration, error) {
+	cached, err := c.plans.Get(name)
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	p := cached.DeepCopy()
+	if p.DeletionTimestamp != nil {
+		return 0, c.finalize(ctx, p)
+	}
+	if !hasFinalizer(p) {
+		p.Finalizers = append(p.Finalizers, Finalizer)
+		if p, err = c.cfg.Plans.Update(ctx, p); err != nil {
+			return 0, fmt.Errorf("add finalizer: %w", err)
+		}
+	}
+	if p.Status.EvictionProgress == nil || p.Status.EvictionProgress.Scope == "" {
+		// Plans that have not started take the maintenance slots one at a time.
+		c.slot.Lock()
+		defer c.slot.Unlock()
+	}
+	now := c.cfg.Now()
+	f, err := c.facts(p, now)
+	if err != nil {
+		return 0, err
+	}
+	dec := drain.Decide(f, p, now)
+	if dec.Action == drain.Cordon {
+		c.mu.Lock()
+		c.claims[p.UID] = true
+		c.mu.Unlock()
+	}
+	if p, err = c.persist(ctx, p, dec.Status); err != nil {
+		return 0, err
+	}
+	switch dec.Action {
+	case drain.Cordon, drain.Uncordon:
+		err = c.cordon(ctx, p, dec, now)
+	case drain.Evict, drain.DryRunEvict:
+		err = c.evict(ctx, p, dec)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return dec.Requeue, nil
+}
+
+// persist writes the status when it changed; a conflict is an error, and the
+// plan is read again and decided again.
+func (c *Controller) persist(ctx context.Context, p *api.MaintenancePlan, st api.MaintenancePlanStatus) (*api.MaintenancePlan, error) {
+	if apiequality.Semantic.DeepEqual(p.Status, st) {
+		return p, nil
+	}
+	before := p.Status
+	p = p.DeepCopy()
+	p.Status = st
+	out, err := c.cfg.Plans.UpdateStatus(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("update status: %w", err)
+	}
+	if before.Phase != st.Phase || before.Reason != st.Reason {
+		c.cfg.Log.Info("plan", "plan", p.Name, "phase", st.Phase, "reason", st.Reason, "message", st.Message)
+		c.event(out, st)
+	}
+	return out, nil
+}
+
+func (c *Controller) event(p *api.MaintenancePlan, st api.MaintenancePlanStatus) {
+	if c.cfg.Events == nil {
+		return
+	}
+	typ := corev1.EventTypeNormal
+	if st.Phase == api.Blocked || st.Phase == api.Failed {
+		typ = corev1.EventTypeWarning
+	}
+	c.cfg.Events.Eventf(p, nil, typ, string(st.Phase), string(st.Reason), "%s", truncate(st.Message, 1000))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+func hasFinalizer(p *api.MaintenancePlan) bool {
+	for _, f := range p.Finalizers {
+		if f == Finalizer {
+			return true
+		}
+	}
+	return false
+}
+
+// cordon cordons or uncordons the node through package cordon, guarded by the
+// node's UID and the owner annotation.
+func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec drain.Decision, now time.Time) error {
+	req := cordon.Request{Owner: dec.Owner, Reason: dec.Reason, ExpectUID: dec.NodeUID, Uncordon: dec.Action == drain.Uncordon}
+	res, err := cordon.Apply(ctx, c.cfg.Client.CoreV1().Nodes(), p.Spec.NodeName, req, now)
+	if err != nil {
+		return err
+	}
+	c.cfg.Log.Info("cordon", "plan", p.Name, "node", res.Node, "action", res.Action, "observed", res.Observed, "message", res.Message)
+	if c.cfg.Events != nil && res.Action.Writes() {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: res.Node, UID: res.NodeUID}}
+		node.Kind, node.APIVersion = "Node", "v1"
+		c.cfg.Events.Eventf(node, p, corev1.EventTypeNormal, string(res.Action), string(dec.Action), "%s (plan %s)", res.Message, p.Name)
+	}
+	return nil
+}
+
+// finalize lifts this plan's cordon, only when the node's owner annotation
+// carries this plan's UID, then releases the plan.
+func (c *Controller) finalize(ctx context.Context, p *api.MaintenancePlan) error {
+	if !hasFinalizer(p) {
+		return nil
+	}
+	node, err := c.nodes.Get(p.Spec.NodeName)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("read node %s: %w", p.Spec.NodeName, err)
+	case node.Annotations[cordon.OwnerAnnotation] == drain.Owner(p):
+		req := cordon.Request{Owner: drain.Owner(p), Uncordon: true, ExpectUID: node.UID}
+		res, err := cordon.Apply(ctx, c.cfg.Client.CoreV1().Nodes(), node.Name, req, c.cfg.Now())
+		if err != nil {
+			return fmt.Errorf("uncordon on delete: %w", err)
+		}
+		c.cfg.Log.Info("plan deleted: uncordon", "plan", p.Name, "node", node.Name, "action", res.Action)
+	}
+	kept := p.Finalizers[:0]
+	for _, f := range p.Finalizers {
+		if f != Finalizer {
+			kept = append(kept, f)
+		}
+	}
+	p.Finalizers = kept
+	if _, err := c.cfg.Plans.Update(ctx, p); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove finalizer: %w", err)
+	}
+	c.mu.Lock()
+	delete(c.claims, p.UID)
+	c.mu.Unlock()
+	return nil
+}
+
+// planLister reads plans from the informer's indexer.
+type planLister struct{ idx cache.Indexer }
+
+func (l planLister) Get(name string) (*api.MaintenancePlan, error) {
+	o, ok, err := l.idx.GetByKey(name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, apierrors.NewNotFound(api.SchemeGroupVersion.WithResource(api.Resource).GroupResource(), name)
+	}
+	return o.(*api.MaintenancePlan), nil
+}
+
+func (l planLister) List(sel labels.Selector) ([]*api.MaintenancePlan, error) {
+	var out []*api.MaintenancePlan
+	err := cache.ListAll(l.idx, sel, func(o any) { out = append(out, o.(*api.MaintenancePlan)) })
+	return out, err
+}
+
+func isConflict(err error) bool { return apierrors.IsConflict(err) }
+
+// stripManagedFields drops what maintd never reads from cached objects.
+func stripManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}

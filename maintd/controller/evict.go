@@ -1,0 +1,98 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/sentinel-go/sentinel/k8s-evict/evict"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
+)
+
+// evict sends the decided evictions, each once, in parallel, then records
+// their classified answers in the plan's status. Before each request the
+// pod's UID is checked against the cache: a pod that is gone or replaced
+// gets no request (a refused UID precondition would still spend the budget).
+func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drain.Decision) error {
+	spec := drain.Defaulted(p.Spec)
+	dry := dec.Action == drain.DryRunEvict
+	answers := make([]drain.Answer, len(dec.Targets))
+	var wg sync.WaitGroup
+	for i, t := range dec.Targets {
+		answers[i].Target = t
+		if res := c.gone(t); res != nil {
+			answers[i].Result = res
+			continue
+		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, spec.EvictionTimeout)
+			defer cancel()
+			req := evict.Request{Namespace: t.Namespace, Name: t.Name, UID: t.UID, DryRun: dry, MaxRetryAfter: spec.MaxCooldown}
+			res, err := evict.Pod(ctx, c.cfg.Poster, req)
+			if err == nil && res.Outcome == evict.PDBOverlap {
+				if pod, err := c.pods.Pods(t.Namespace).Get(t.Name); err == nil {
+					if pdbs, err := c.pdbs.PodDisruptionBudgets(t.Namespace).List(everything()); err == nil {
+						res.PDBs = evict.Overlapping(pod, derefs(pdbs))
+					}
+				}
+			}
+			answers[i].Result, answers[i].Err = res, err
+			if !dry {
+				c.cfg.Log.Info("evict", "plan", p.Name, "pod", t.Namespace+"/"+t.Name, "uid", t.UID, "outcome", outcome(res, err))
+			}
+		})
+	}
+	wg.Wait()
+	return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
+		if dry {
+			return drain.RecordDryRun(p, st, answers, c.cfg.Now())
+		}
+		return drain.Record(p, st, answers, c.cfg.Now())
+	})
+}
+
+func outcome(res *evict.Result, err error) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return string(res.Outcome)
+}
+
+// gone answers for a target the cache shows gone or replaced, without a
+// request (evict.Check); nil means the pod is there with that UID.
+func (c *Controller) gone(t drain.Target) *evict.Result {
+	pod, err := c.pods.Pods(t.Namespace).Get(t.Name)
+	if err != nil {
+		pod = nil
+	}
+	res, ok := evict.Check(evict.Request{Namespace: t.Namespace, Name: t.Name, UID: t.UID}, pod)
+	if ok {
+		return nil
+	}
+	return res
+}
+
+// record applies an outcome to the plan's status and writes it; on a
+// conflict it reads the plan again and applies the outcome to that.
+func (c *Controller) record(ctx context.Context, p *api.MaintenancePlan, apply func(api.MaintenancePlanStatus) api.MaintenancePlanStatus) error {
+	for range 5 {
+		q := p.DeepCopy()
+		q.Status = apply(p.Status)
+		_, err := c.cfg.Plans.UpdateStatus(ctx, q)
+		if err == nil {
+			if q.Status.Phase != p.Status.Phase || q.Status.Reason != p.Status.Reason {
+				c.cfg.Log.Info("plan", "plan", p.Name, "phase", q.Status.Phase, "reason", q.Status.Reason, "message", q.Status.Message)
+				c.event(q, q.Status)
+			}
+			return nil
+		}
+		if !isConflict(err) {
+			return fmt.Errorf("record outcome: %w", err)
+		}
+		if p, err = c.cfg.Plans.Get(ctx, p.Name); err != nil {
+			return fmt.Errorf("record outcome: re-read plan: %w", err)
+		}
+	}
+	return fmt.Errorf("record outcome: plan %s kept changing", p.Name)
+}

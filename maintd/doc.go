@@ -1,0 +1,42 @@
+// Maintd runs MaintenancePlans: it takes nodes out for maintenance the way
+// an expert would by hand, and stops for a person, with the exact reason,
+// whenever the cluster says no.
+//
+//	maintd [--selector LABELS] [--max-nodes-in-maintenance 1] [--workers 4]
+//	       [--health-address ADDR] [--kubeconfig FILE] [--context NAME]
+//
+// A MaintenancePlan (maintenance.sentinel.dev/v1alpha1, cluster-scoped,
+// short name mp) names a node, the workloads whose pods may be evicted (or
+// allowAllWorkloads), the finding codes a person accepts, and a deadline.
+// For each plan maintd:
+//
+//  1. checks before any write: the node exists and is not cordoned by
+//     someone else, no other plan owns it, every pod to evict belongs to an
+//     allowed workload, and no pod has a High drain-risk finding (the
+//     checks of k8s-analyze, run on the informer caches) that the plan does
+//     not accept; a slot is free (--max-nodes-in-maintenance);
+//  2. cordons the node with an owner annotation that carries the plan's
+//     UID, and reads it back;
+//  3. evicts the pods through the Eviction API only when the caches say the
+//     pod's PodDisruptionBudget allows one more disruption now, with the
+//     pod's UID checked against the cache first and sent as a precondition;
+//     a refusal (429) starts a cooldown for that PDB alone, which ends when
+//     the PDB's status allows again (an event, not a timer) or after
+//     maxCooldown; Retry-After is honoured;
+//  4. reports Drained once every allowed pod is gone, and keeps the node
+//     cordoned until spec.release is set; then uncordons it (only if the
+//     owner annotation is still this plan's) and completes.
+//
+// Every intent is written to the plan's status before the request it
+// announces, so a restarted maintd resumes where it stopped: no pod is
+// evicted twice, the deadline and any cooldown survive. Deleting a plan
+// lifts its cordon (a finalizer) and leaves any other owner's cordon alone.
+//
+// Phases and reasons are in status.phase/status.reason and the last 20
+// transitions in status.history:
+//
+//	kubectl get mp                          node, phase, reason, evicted/total
+//	kubectl get mp NAME -o jsonpath='{.status.history}'
+//
+// SIGINT or SIGTERM lets the calls in flight finish, then exits 0.
+package main
