@@ -201,6 +201,9 @@ func (cp *ControlPlane) Clientset(user User) kubernetes.Interface {
 
 func (cp *ControlPlane) bin(name string) string { return filepath.Join(cp.bins, name) }
 
+// BinDir is the directory of the control plane's binaries (kubectl too).
+func (cp *ControlPlane) BinDir() string { return cp.bins }
+
 func binDir(explicit string) (string, error) {
 	dir := explicit
 	if dir == "" {

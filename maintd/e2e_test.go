@@ -1,0 +1,628 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
+	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+)
+
+var web = []api.WorkloadRef{{Kind: "Deployment", Name: "web"}}
+
+func workloads(ns string) []api.WorkloadRef {
+	out := make([]api.WorkloadRef, len(web))
+	for i, w := range web {
+		w.Namespace = ns
+		out[i] = w
+	}
+	return out
+}
+
+// podsOn lists the pods of ns on node.
+func (e env) podsOn(t *testing.T, ctx context.Context, node string) []corev1.Pod {
+	t.Helper()
+	list, err := e.admin.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// TestDrain walks a plan through every step, 1 to 11: it waits for a slot
+// held by another plan, cordons, evicts under the PDB round by round,
+// reports Drained, and uncordons on release; deleting it afterwards leaves
+// the node alone.
+func TestDrain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, 2, "maintd-drain.yaml")
+	if err := cp.WaitPodsReady(ctx, e.ns, "app=web", 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.CreateNodes(ctx, e.pool, e.node(3)); err != nil {
+		t.Fatal(err)
+	}
+	m := e.startMaintd(t, "", "--max-nodes-in-maintenance", "1")
+
+	// Another plan holds the only slot: a drain of the empty node 3.
+	holder := e.plan(t, ctx, "holder", api.MaintenancePlanSpec{NodeName: e.node(3), AllowAllWorkloads: true})
+	e.waitPhase(t, ctx, holder.Name, api.Drained, api.ReasonDrained)
+	p := e.plan(t, ctx, "drain", api.MaintenancePlanSpec{NodeName: e.node(1), Reason: "kernel 6.12", Workloads: workloads(e.ns)})
+	e.waitPhase(t, ctx, p.Name, api.Pending, api.WaitingForSlot)
+	e.release(t, ctx, holder.Name)
+	e.waitPhase(t, ctx, holder.Name, api.Completed, api.Uncordoned)
+
+	done := e.waitPhase(t, ctx, p.Name, api.Drained, api.ReasonDrained)
+	want := []string{"Pending/waiting-for-slot", "Cordoning/cordon-submitted", "Cordoned/cordon-observed",
+		"Draining/eviction-requested", "Draining/eviction-accepted", "CoolingDown/pdb-budget-exhausted",
+		"Draining/budget-recovered", "Draining/eviction-requested", "Draining/eviction-accepted", "Drained/drained"}
+	if !inOrder(steps(done), want) {
+		t.Errorf("history %s\nwant in order: %s", history(done), strings.Join(want, " -> "))
+	}
+	if got := done.Status.Pods; got != (api.PodCounts{Total: 2, Evicted: 2}) {
+		t.Errorf("pods %+v, want 2 evicted of 2", got)
+	}
+	ep := done.Status.EvictionProgress
+	if ep == nil || ep.NodeUID == "" || len(ep.WorkloadUIDs) != 1 || ep.Deadline.Sub(ep.StartedAt.Time) != time.Hour {
+		t.Errorf("evictionProgress does not bind the targets: %+v", ep)
+	}
+	node := e.getNode(t, ctx, e.node(1))
+	if !node.Spec.Unschedulable || node.Annotations[cordon.OwnerAnnotation] != drain.Owner(done) || node.Annotations[cordon.ReasonAnnotation] != "kernel 6.12" {
+		t.Errorf("drained node: unschedulable %t, annotations %v", node.Spec.Unschedulable, node.Annotations)
+	}
+	if left := e.podsOn(t, ctx, e.node(1)); len(left) != 0 {
+		t.Errorf("%d pods left on the drained node", len(left))
+	}
+	real, _ := e.evictions(t)
+	codes := map[int]int{}
+	accepted := map[string]int{}
+	for _, ev := range real {
+		codes[ev.Code]++
+		if ev.Code == 201 || ev.Code == 200 {
+			accepted[ev.Name]++
+		}
+	}
+	if diff := cmp.Diff(map[int]int{201: 2}, codes); diff != "" {
+		t.Errorf("eviction answers (-want +got):\n%s", diff)
+	}
+	for pod, n := range accepted {
+		if n > 1 {
+			t.Errorf("pod %s evicted %d times", pod, n)
+		}
+	}
+
+	e.release(t, ctx, p.Name)
+	final := e.waitPhase(t, ctx, p.Name, api.Completed, api.Uncordoned)
+	if !inOrder(steps(final), []string{"Drained/drained", "Uncordoning/uncordon-submitted", "Completed/uncordoned"}) {
+		t.Errorf("history after release: %s", history(final))
+	}
+	node = e.getNode(t, ctx, e.node(1))
+	if node.Spec.Unschedulable || node.Annotations[cordon.OwnerAnnotation] != "" {
+		t.Errorf("released node: unschedulable %t, annotations %v", node.Spec.Unschedulable, node.Annotations)
+	}
+	if c := cond(final, api.ConditionReady); c != metav1.ConditionTrue {
+		t.Errorf("Ready condition %s on a completed plan", c)
+	}
+	m.stop(t)
+}
+
+func cond(p *api.MaintenancePlan, typ string) metav1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == typ {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// release sets spec.release.
+func (e env) release(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	e.edit(t, ctx, name, func(p *api.MaintenancePlan) { p.Spec.Release = true })
+}
+
+// edit changes a plan's spec, re-reading it on conflicts.
+func (e env) edit(t *testing.T, ctx context.Context, name string, f func(*api.MaintenancePlan)) {
+	t.Helper()
+	for range 10 {
+		p, err := e.plans.Get(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(p)
+		if _, err = e.plans.Update(ctx, p); err == nil {
+			return
+		}
+	}
+	t.Fatalf("edit plan %s: kept conflicting", name)
+}
+
+// TestFinalizer: deleting a plan lifts its own cordon only.
+func TestFinalizer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, 2)
+	foreign := e.node(2)
+	patch := fmt.Sprintf(`{"spec":{"unschedulable":true},"metadata":{"annotations":{%q:"change-42"}}}`, cordon.OwnerAnnotation)
+	if _, err := e.admin.CoreV1().Nodes().Patch(ctx, foreign, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.startMaintd(t, "")
+	ours := e.plan(t, ctx, "ours", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true})
+	theirs := e.plan(t, ctx, "theirs", api.MaintenancePlanSpec{NodeName: foreign, AllowAllWorkloads: true})
+	e.waitPhase(t, ctx, ours.Name, api.Drained, api.ReasonDrained)
+	blocked := e.waitPhase(t, ctx, theirs.Name, api.Blocked, api.NodeOccupied)
+	if !strings.Contains(blocked.Status.Message, "change-42") {
+		t.Errorf("message %q does not name the other owner", blocked.Status.Message)
+	}
+	for _, name := range []string{ours.Name, theirs.Name} {
+		if err := e.plans.Delete(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		e.waitGone(t, ctx, name)
+	}
+	if n := e.getNode(t, ctx, e.node(1)); n.Spec.Unschedulable || n.Annotations[cordon.OwnerAnnotation] != "" || n.Annotations[cordon.CordonedAtAnnotation] != "" {
+		t.Errorf("our node after the plan's deletion: unschedulable %t, annotations %v", n.Spec.Unschedulable, n.Annotations)
+	}
+	if n := e.getNode(t, ctx, foreign); !n.Spec.Unschedulable || n.Annotations[cordon.OwnerAnnotation] != "change-42" {
+		t.Errorf("the foreign cordon was touched: unschedulable %t, annotations %v", n.Spec.Unschedulable, n.Annotations)
+	}
+	if w := nodeWrites(t, foreign); len(w) != 0 {
+		t.Errorf("maintd wrote to the foreign node: %+v", w)
+	}
+}
+
+// TestBlocked reaches every Blocked reason and Failed on a real cluster and
+// checks the message; a plan blocked before the cordon leaves the node
+// untouched.
+func TestBlocked(t *testing.T) {
+	type tcase struct {
+		nodes     int
+		scenario  string
+		spec      func(e env) api.MaintenancePlanSpec
+		before    func(t *testing.T, ctx context.Context, e env) // before the plan
+		during    func(t *testing.T, ctx context.Context, e env, plan string)
+		reason    api.Reason
+		phase     api.Phase
+		message   string
+		untouched bool // the node was never written
+	}
+	all := func(e env) api.MaintenancePlanSpec {
+		return api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true}
+	}
+	stalled := func(t *testing.T, ctx context.Context, e env, plan string) {
+		t.Helper()
+		e.waitPhase(t, ctx, plan, api.CoolingDown, api.BudgetExhausted)
+	}
+	tests := map[string]tcase{
+		"node-not-found": {
+			spec:   func(e env) api.MaintenancePlanSpec { return api.MaintenancePlanSpec{NodeName: e.ns + "-nowhere", AllowAllWorkloads: true} },
+			reason: api.NodeNotFound, message: "not found",
+		},
+		"node-occupied by a foreign cordon": {
+			nodes: 1, spec: all, untouched: true,
+			before: func(t *testing.T, ctx context.Context, e env) {
+				patch := fmt.Sprintf(`{"spec":{"unschedulable":true},"metadata":{"annotations":{%q:"change-7"}}}`, cordon.OwnerAnnotation)
+				if _, err := e.admin.CoreV1().Nodes().Patch(ctx, e.node(1), types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			reason: api.NodeOccupied, message: "cordoned by change-7",
+		},
+		"node-occupied by another plan": {
+			nodes: 1, spec: all,
+			before: func(t *testing.T, ctx context.Context, e env) {
+				first := e.plan(t, ctx, "first", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true})
+				e.waitPhase(t, ctx, first.Name, api.Drained, "")
+			},
+			reason: api.NodeOccupied, message: "-first",
+		},
+		"unknown-pods-on-node": {
+			nodes: 2, scenario: "maintd-drain.yaml", untouched: true,
+			spec: func(e env) api.MaintenancePlanSpec {
+				return api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: []api.WorkloadRef{{Kind: "Deployment", Namespace: e.ns, Name: "other"}}}
+			},
+			before: func(t *testing.T, ctx context.Context, e env) { waitReady(t, ctx, e, 4) },
+			reason: api.UnknownPodsOnNode, message: "(Deployment web)",
+		},
+		"preflight-high-risk": {
+			nodes: 1, scenario: "analyze-pvc.yaml", spec: all, untouched: true,
+			before: func(t *testing.T, ctx context.Context, e env) { waitReady(t, ctx, e, 1) },
+			reason: api.PreflightHighRisk, message: "local-pv-pinned",
+		},
+		"pdb-misconfigured": {
+			nodes: 2, scenario: "maintd-drain.yaml", spec: all, untouched: true,
+			before: func(t *testing.T, ctx context.Context, e env) {
+				waitReady(t, ctx, e, 4)
+				patch := `{"spec":{"maxUnavailable":null,"minAvailable":4}}`
+				if _, err := e.admin.PolicyV1().PodDisruptionBudgets(e.ns).Patch(ctx, "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				settled(t, ctx, e, "web", 0)
+			},
+			reason: api.PDBMisconfigured, message: "needs 4 healthy, has 4",
+		},
+		"pdb-overlap": {
+			nodes: 2, scenario: "maintd-drain.yaml", spec: all, untouched: true,
+			before: func(t *testing.T, ctx context.Context, e env) {
+				waitReady(t, ctx, e, 4)
+				e.apply(t, ctx, "maintd-overlap.yaml", nil)
+			},
+			reason: api.PDBOverlap, message: "web-too",
+		},
+		"node-uncordoned-externally": {
+			nodes: 2, scenario: "maintd-stall.yaml", spec: all,
+			before: func(t *testing.T, ctx context.Context, e env) { waitReady(t, ctx, e, 4) },
+			during: func(t *testing.T, ctx context.Context, e env, plan string) {
+				stalled(t, ctx, e, plan)
+				if _, err := e.admin.CoreV1().Nodes().Patch(ctx, e.node(1), types.MergePatchType, []byte(`{"spec":{"unschedulable":false}}`), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			reason: api.NodeUncordonedExternally, message: "does not cordon it again",
+		},
+		"plan-spec-changed": {
+			nodes: 2, scenario: "maintd-stall.yaml", spec: all,
+			before: func(t *testing.T, ctx context.Context, e env) { waitReady(t, ctx, e, 4) },
+			during: func(t *testing.T, ctx context.Context, e env, plan string) {
+				stalled(t, ctx, e, plan)
+				e.edit(t, ctx, plan, func(p *api.MaintenancePlan) { p.Spec.AcceptedRisks = []string{"hostpath"} })
+			},
+			reason: api.PlanSpecChanged, message: "create a new plan",
+		},
+		"target-replaced": {
+			nodes: 2, scenario: "maintd-stall.yaml",
+			spec:   func(e env) api.MaintenancePlanSpec { return api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns)} },
+			before: func(t *testing.T, ctx context.Context, e env) { waitReady(t, ctx, e, 4) },
+			during: func(t *testing.T, ctx context.Context, e env, plan string) {
+				stalled(t, ctx, e, plan)
+				deps := e.admin.AppsV1().Deployments(e.ns)
+				d, err := deps.Get(ctx, "web", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				orphan := metav1.DeletePropagationOrphan
+				if err := deps.Delete(ctx, "web", metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
+					t.Fatal(err)
+				}
+				again := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, Labels: d.Labels}, Spec: d.Spec}
+				if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+					_, err := deps.Create(ctx, again, metav1.CreateOptions{})
+					return err == nil, nil
+				}); err != nil {
+					t.Fatalf("re-create the Deployment: %v", err)
+				}
+			},
+			reason: api.TargetReplaced, message: "was replaced since the drain started",
+		},
+		"deadline-exceeded": {
+			nodes: 2, scenario: "maintd-stall.yaml",
+			spec: func(e env) api.MaintenancePlanSpec {
+				return api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 4 * time.Second}}
+			},
+			before: func(t *testing.T, ctx context.Context, e env) { waitReady(t, ctx, e, 4) },
+			phase:  api.Failed, reason: api.DeadlineExceeded, message: "stays cordoned",
+		},
+	}
+	e0 := newEnv(t, context.Background(), 0)
+	e0.startMaintd(t, "")
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			e := newEnv(t, ctx, tc.nodes)
+			e.label = e0.label // the shared maintd's plans
+			if tc.scenario != "" {
+				e.apply(t, ctx, tc.scenario, nil)
+			}
+			if tc.before != nil {
+				tc.before(t, ctx, e)
+			}
+			p := e.plan(t, ctx, "plan", tc.spec(e))
+			if tc.during != nil {
+				tc.during(t, ctx, e, p.Name)
+			}
+			phase := tc.phase
+			if phase == "" {
+				phase = api.Blocked
+			}
+			got := e.waitPhase(t, ctx, p.Name, phase, tc.reason)
+			if !strings.Contains(got.Status.Message, tc.message) {
+				t.Errorf("message %q does not contain %q", got.Status.Message, tc.message)
+			}
+			if cond(got, api.ConditionBlocked) != metav1.ConditionTrue {
+				t.Errorf("condition Blocked is not True: %+v", got.Status.Conditions)
+			}
+			if tc.untouched && tc.nodes > 0 {
+				if w := nodeWrites(t, e.node(1)); len(w) != 0 {
+					t.Errorf("the node was written: %+v", w)
+				}
+				if real, _ := e.evictions(t); len(real) != 0 {
+					t.Errorf("evictions sent: %+v", real)
+				}
+			}
+		})
+	}
+}
+
+func waitReady(t *testing.T, ctx context.Context, e env, n int) {
+	t.Helper()
+	if err := cp.WaitPodsReady(ctx, e.ns, "app", n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// settled waits until PDB name observed its spec and allows want.
+func settled(t *testing.T, ctx context.Context, e env, name string, want int32) {
+	t.Helper()
+	for {
+		pdb, err := e.admin.PolicyV1().PodDisruptionBudgets(e.ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && pdb.Status.ObservedGeneration >= pdb.Generation && pdb.Status.DisruptionsAllowed == want {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("PDB %s did not settle at %d allowed: %v", name, want, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// TestEvictionForbidden: a maintd whose role lacks pods/eviction blocks the
+// plan with eviction-forbidden and does not retry in a loop.
+func TestEvictionForbidden(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, 2, "maintd-drain.yaml")
+	waitReady(t, ctx, e, 4)
+	role, err := cp.ApplyClusterRole(ctx, "deploy/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := role.DeepCopy()
+	limited.ObjectMeta = metav1.ObjectMeta{Name: "maintd-no-evict-" + e.ns}
+	limited.Rules = nil
+	for _, r := range role.Rules {
+		if len(r.Resources) == 1 && r.Resources[0] == "pods/eviction" {
+			continue
+		}
+		limited.Rules = append(limited.Rules, r)
+	}
+	if _, err := e.admin.RbacV1().ClusterRoles().Create(ctx, limited, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := cp.BindServiceAccount(ctx, e.ns, "maintd", limited.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.startMaintd(t, kc)
+	p := e.plan(t, ctx, "plan", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, MaxCooldown: &metav1.Duration{Duration: time.Minute}})
+	got := e.waitPhase(t, ctx, p.Name, api.Blocked, api.EvictionForbidden)
+	if !strings.Contains(got.Status.Message, "cannot create resource") {
+		t.Errorf("message %q does not quote the API's refusal", got.Status.Message)
+	}
+	events, err := cp.Audit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range events {
+		if ev.Sub == "eviction" && ev.Namespace == e.ns {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d eviction requests, want 1 (then wait maxCooldown)", n)
+	}
+}
+
+// TestDryRun: a dry run writes nothing to nodes or pods and reports the
+// per-pod verdicts.
+func TestDryRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, 2, "maintd-drain.yaml")
+	waitReady(t, ctx, e, 4)
+	settled(t, ctx, e, "web", 1)
+	e.startMaintd(t, "")
+	p := e.plan(t, ctx, "dry", api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns), DryRun: true})
+	got := e.wait(t, ctx, p.Name, "dry-run verdicts", func(p *api.MaintenancePlan) bool { return len(p.Status.DryRun) == 2 })
+	outcomes := map[string]int{}
+	for _, v := range got.Status.DryRun {
+		outcomes[v.Outcome]++
+	}
+	// Each dry run is judged alone: both fit the budget of 1.
+	if diff := cmp.Diff(map[string]int{"accepted": 2}, outcomes); diff != "" {
+		t.Errorf("dry-run outcomes (-want +got):\n%s", diff)
+	}
+	real, dry := e.evictions(t)
+	if len(real) != 0 || len(dry) != 2 {
+		t.Errorf("evictions: %d real, %d dry runs; want 0 and 2", len(real), len(dry))
+	}
+	if w := nodeWrites(t, e.node(1)); len(w) != 0 {
+		t.Errorf("the node was written: %+v", w)
+	}
+}
+
+// TestEventStorm is the 429-flood regression: while the PDB is exhausted,
+// pod and PDB updates arrive at 20/s; no eviction is sent to that PDB until
+// its status allows one, and none is refused.
+func TestEventStorm(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// Pods take 5 s to be Ready: after each eviction the budget stays
+	// exhausted that long.
+	e := newEnv(t, ctx, 2)
+	e.apply(t, ctx, "maintd-drain.yaml", map[string]string{"DELAY": "5s"})
+	waitReady(t, ctx, e, 4)
+	if err := cp.CreateNodes(ctx, e.pool, e.node(3)); err != nil {
+		t.Fatal(err)
+	}
+	e.startMaintd(t, "")
+	storm, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	updates := 0
+	wg.Go(func() {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-storm.Done():
+				return
+			case <-tick.C:
+			}
+			body := fmt.Sprintf(`{"metadata":{"annotations":{"storm":"%d"}}}`, i)
+			var err error
+			if i%2 == 0 {
+				_, err = e.admin.PolicyV1().PodDisruptionBudgets(e.ns).Patch(storm, "web", types.MergePatchType, []byte(body), metav1.PatchOptions{})
+			} else {
+				list, lerr := e.admin.CoreV1().Pods(e.ns).List(storm, metav1.ListOptions{FieldSelector: "spec.nodeName=" + e.node(2)})
+				if lerr != nil {
+					continue
+				}
+				for _, pod := range list.Items {
+					if controlplane.PodReady(&pod) {
+						_, err = e.admin.CoreV1().Pods(e.ns).Patch(storm, pod.Name, types.MergePatchType, []byte(body), metav1.PatchOptions{})
+						break
+					}
+				}
+			}
+			if err == nil {
+				updates++
+			}
+		}
+	})
+	p := e.plan(t, ctx, "storm", api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns)})
+	got := e.waitPhase(t, ctx, p.Name, api.Drained, api.ReasonDrained)
+	stop()
+	wg.Wait()
+	if updates < 20 {
+		t.Errorf("only %d updates in the storm", updates)
+	}
+	if !inOrder(steps(got), []string{"CoolingDown/pdb-budget-exhausted", "Draining/budget-recovered"}) {
+		t.Errorf("the plan never waited for the budget: %s", history(got))
+	}
+	real, _ := e.evictions(t)
+	codes := map[int]int{}
+	for _, ev := range real {
+		codes[ev.Code]++
+	}
+	if diff := cmp.Diff(map[int]int{201: 2}, codes); diff != "" {
+		t.Errorf("eviction answers during the storm (-want +got):\n%s", diff)
+	}
+}
+
+// TestRestart kills maintd with SIGKILL at every step it reaches and starts
+// it again: the plan completes, no pod gets two accepted evictions, the
+// start and the deadline never move. A finalizer holds one pod, so the wait
+// for its exit lasts.
+func TestRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, 2, "maintd-drain.yaml")
+	waitReady(t, ctx, e, 4)
+	if err := cp.CreateNodes(ctx, e.pool, e.node(3)); err != nil {
+		t.Fatal(err)
+	}
+	pods := e.podsOn(t, ctx, e.node(1))
+	if len(pods) != 2 {
+		t.Fatalf("%d pods on node 1, want 2", len(pods))
+	}
+	held := pods[0].Name
+	hold := `{"metadata":{"finalizers":["sentinel.dev/test-hold"]}}`
+	if _, err := e.admin.CoreV1().Pods(e.ns).Patch(ctx, held, types.MergePatchType, []byte(hold), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m := e.startMaintd(t, "")
+	p := e.plan(t, ctx, "restart", api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns)})
+	seen := map[string]bool{}
+	var started *metav1.Time
+	kills := 0
+	released := false
+	for {
+		cur := e.wait(t, ctx, p.Name, "a new step", func(q *api.MaintenancePlan) bool {
+			step := string(q.Status.Phase) + "/" + string(q.Status.Reason)
+			return q.Status.Phase != "" && !seen[step]
+		})
+		step := string(cur.Status.Phase) + "/" + string(cur.Status.Reason)
+		seen[step] = true
+		if ep := cur.Status.EvictionProgress; ep != nil {
+			if started == nil {
+				started = ep.StartedAt.DeepCopy()
+			} else if !ep.StartedAt.Equal(started) || !ep.Deadline.Time.Equal(started.Add(time.Hour)) {
+				t.Fatalf("startedAt %s deadline %s moved (first %s)", ep.StartedAt, ep.Deadline, started)
+			}
+		}
+		if cur.Status.Phase == api.Completed {
+			break
+		}
+		if cur.Status.Phase == api.Blocked || cur.Status.Phase == api.Failed {
+			t.Fatalf("plan stopped at %s: %s", step, cur.Status.Message)
+		}
+		m.kill()
+		kills++
+		m = e.startMaintd(t, "")
+		if step == "Draining/waiting-for-pod-exit" && !released {
+			// Let the held pod go once maintd waited for it across a restart.
+			if _, err := e.admin.CoreV1().Pods(e.ns).Patch(ctx, held, types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{}); err == nil {
+				released = true
+			}
+		}
+		if cur.Status.Phase == api.Drained {
+			e.release(t, ctx, p.Name)
+		}
+	}
+	if kills < 6 {
+		t.Errorf("only %d restarts: steps seen %v", kills, sortedSteps(seen))
+	}
+	for _, step := range []string{"Cordoning/cordon-submitted", "Draining/eviction-requested", "Drained/drained", "Uncordoning/uncordon-submitted"} {
+		if !seen[step] {
+			t.Errorf("step %s not seen: %v", step, sortedSteps(seen))
+		}
+	}
+	real, _ := e.evictions(t)
+	accepted := map[string]int{}
+	for _, ev := range real {
+		if ev.Code == 201 || ev.Code == 200 {
+			accepted[ev.Name]++
+		}
+		if ev.Code == 429 {
+			t.Errorf("eviction of %s refused (429) after a restart", ev.Name)
+		}
+	}
+	for pod, n := range accepted {
+		if n > 1 {
+			t.Errorf("pod %s got %d accepted evictions", pod, n)
+		}
+	}
+	if len(accepted) != 2 {
+		t.Errorf("accepted evictions for %v, want the 2 pods of node 1", accepted)
+	}
+	m.stop(t)
+}
+
+func sortedSteps(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range maps.Keys(m) {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
