@@ -155,6 +155,7 @@ func New(cfg Config) *Controller {
 	handle(c.planInformer, func(obj any) {
 		if p, ok := obj.(*api.MaintenancePlan); ok {
 			c.queue.Add(p.Name)
+			c.enqueueWaiting() // a slot or a node may have been freed
 		}
 	})
 	handle(core.Nodes().Informer(), func(obj any) {
@@ -190,6 +191,16 @@ func (c *Controller) enqueueNode(node string) {
 	}
 	for _, o := range objs {
 		c.queue.Add(o.(*api.MaintenancePlan).Name)
+	}
+}
+
+// enqueueWaiting queues the plans that wait for a slot or for a node that
+// another plan holds.
+func (c *Controller) enqueueWaiting() {
+	for _, o := range c.planInformer.GetIndexer().List() {
+		if p := o.(*api.MaintenancePlan); p.Status.Reason == api.WaitingForSlot || p.Status.Reason == api.NodeOccupied {
+			c.queue.Add(p.Name)
+		}
 	}
 }
 

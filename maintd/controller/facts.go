@@ -97,6 +97,10 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 		if o.UID == p.UID || o.DeletionTimestamp != nil || !c.selects(o) {
 			continue
 		}
+		started := o.Status.EvictionProgress != nil && o.Status.EvictionProgress.Scope != ""
+		if started {
+			delete(c.claims, o.UID) // the cache shows what the claim stood for
+		}
 		if drain.HoldsCordon(&o.Status) || c.claims[o.UID] {
 			f.Holders++
 		}

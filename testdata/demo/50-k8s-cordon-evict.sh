@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# k8s-cordon and k8s-evict: cordon node-1 for change-4711, show that a second
-# owner is refused (exit 3), evict node-1's pods one by one (DaemonSet pods
+# k8s-cordon and k8s-evict: cordon node-3 for change-4711, show that a second
+# owner is refused (exit 3), evict node-3's pods one by one (DaemonSet pods
 # stay) with --wait, printing each classified outcome; a 429 (exit 2) is
 # retried after its Retry-After (or 3 s when the API gives none), bounded.
 # Then release the cordon: only its owner may.
 set -euo pipefail
-node=node-1
+node=node-3
 owner=change-4711
 kubectl="${SENTINEL_KUBE_BINS:-$(cd "$(dirname "$0")/../.." && pwd)/.cache/kube/v1.37.2}/kubectl"
 
@@ -24,19 +24,19 @@ run "$BIN/k8s-cordon" --node "$node" --owner change-9999 -o table
 echo "exit code: $code (3: blocked, the node is someone else's)"
 [[ $code -eq 3 ]] || exit 1
 
-# The pods to evict: node-1's, except DaemonSet pods, with their UIDs.
-"$BIN/k8s-snapshot" --node "$node" >"$WORK/node-1-cordoned.json"
+# The pods to evict: the node's, except DaemonSet pods, with their UIDs.
+"$BIN/k8s-snapshot" --node "$node" >"$WORK/node-cordoned.json"
 mapfile -t pods < <(jq -r --arg node "$node" '
   .pods[] | select(.spec.nodeName == $node)
   | select([.metadata.ownerReferences[]? | select(.controller) | .kind] | index("DaemonSet") | not)
-  | "\(.metadata.namespace) \(.metadata.name) \(.metadata.uid)"' "$WORK/node-1-cordoned.json" | sort)
+  | "\(.metadata.namespace) \(.metadata.name) \(.metadata.uid)"' "$WORK/node-cordoned.json" | sort)
 echo
-echo "node-1's pods to evict (DaemonSet pods stay): ${#pods[@]}"
+echo "$node's pods to evict (DaemonSet pods stay): ${#pods[@]}"
 
 # evict NS POD UID: one k8s-evict per attempt (each is exactly one POST),
 # until accepted and gone, or not evictable within a minute.
 evict() {
-	local ns=$1 pod=$2 uid=$3 deadline=$((SECONDS + 60)) wait line last=""
+	local ns=$1 pod=$2 uid=$3 deadline=$((SECONDS + 15)) wait line last=""
 	while :; do
 		echo "\$ k8s-evict --namespace $ns --pod $pod --uid ${uid:0:8}... --wait 30s"
 		code=0
@@ -60,7 +60,7 @@ evict() {
 		2)
 			wait=$(jq -r 'if .retryAfterSeconds > 0 then .retryAfterSeconds else 3 end' "$WORK/eviction.json")
 			if ((SECONDS + wait > deadline)); then
-				echo "  still not evictable after a minute: left for the next round (maintd keeps retrying)"
+				echo "  still not evictable after 15 s: left alone (maintd, next step, waits for the budget instead)"
 				return 0
 			fi
 			echo "  not now: retrying in ${wait}s"
