@@ -119,8 +119,11 @@ open_loop() {
 	printf 'bench: %-28s %10s req/s  open loop: %s\n' "$1" "$3" "$out" >&2
 }
 
-# mean over the rounds of field $2 in file $1
-mean() { awk -v f="$2" '{s += $f; n++} END {printf "%.2f", s / n}' "$1"; }
+# median over the rounds of field $2 in file $1 (a round that other work on
+# the machine swamped moves a median less than a mean)
+median() { awk -v f="$2" '{print $f}' "$1" | sort -g | awk '{v[NR] = $1} END {printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# medians FILE N: the medians of fields 1..N of FILE, on one line
+medians() { local i out=(); for ((i = 1; i <= $2; i++)); do out+=("$(median "$1" "$i")"); done; echo "${out[*]}"; }
 hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 verdict() { awk -v r="$1" -v op="$2" -v t="$3" 'BEGIN {ok = (op == ">=") ? r >= t : r <= t; print ok ? "met" : "NOT met"}'; }
@@ -153,25 +156,17 @@ compare() {
 		load "me-$label" "http://127.0.0.1:$me_port/metrics" "$me_pid"
 	done
 	local rate
-	rate=$(awk -v r="$(mean "$work/ne-$label" 1)" -v f="$LOAD" 'BEGIN {printf "%d", r * f}')
+	rate=$(awk -v r="$(median "$work/ne-$label" 1)" -v f="$LOAD" 'BEGIN {printf "%d", r * f}')
 	for round in $(seq "$ROUNDS"); do
 		echo "bench: $label, open-loop round $round of $ROUNDS ($rate req/s, $OPEN_CONNECTIONS connections, $DURATION)" >&2
 		open_loop "ne-$label" "http://127.0.0.1:$ne_port/metrics" "$rate"
 		open_loop "me-$label" "http://127.0.0.1:$me_port/metrics" "$rate"
 	done
 	local ne_rps me_rps ne_p50 me_p50 ne_p99 me_p99 ne_rss me_rss ne_cpu me_cpu ne_o50 me_o50 ne_o99 me_o99
-	ne_o50=$(mean "$work/ne-$label.open" 1)
-	me_o50=$(mean "$work/me-$label.open" 1)
-	ne_o99=$(mean "$work/ne-$label.open" 2)
-	me_o99=$(mean "$work/me-$label.open" 2)
-	ne_rps=$(mean "$work/ne-$label" 1)
-	me_rps=$(mean "$work/me-$label" 1)
-	ne_p50=$(mean "$work/ne-$label" 2)
-	me_p50=$(mean "$work/me-$label" 2)
-	ne_p99=$(mean "$work/ne-$label" 3)
-	me_p99=$(mean "$work/me-$label" 3)
-	ne_cpu=$(mean "$work/ne-$label" 4)
-	me_cpu=$(mean "$work/me-$label" 4)
+	read -r ne_o50 ne_o99 <<<"$(medians "$work/ne-$label.open" 2)"
+	read -r me_o50 me_o99 <<<"$(medians "$work/me-$label.open" 2)"
+	read -r ne_rps ne_p50 ne_p99 ne_cpu <<<"$(medians "$work/ne-$label" 4)"
+	read -r me_rps me_p50 me_p99 me_cpu <<<"$(medians "$work/me-$label" 4)"
 	ne_rss=$(hwm_kb "$ne_pid")
 	me_rss=$(hwm_kb "$me_pid")
 	kill "$ne_pid" "$me_pid"
@@ -226,7 +221,7 @@ meminfo-exporter and node_exporter $NODE_EXPORTER_VERSION (built from the Go mod
 loopback, both restricted to /proc/meminfo (\`--collectors meminfo\`; \`--collector.disable-defaults
 --collector.meminfo\`), both with their default GOMAXPROCS (1 for both: node_exporter's
 \`--runtime.gomaxprocs\`, our \`--gomaxprocs\`), loaded by the same generators in $ROUNDS alternating
-rounds of one run (figures are the means): first \`wrk -t1 -c1 -d$DURATION --latency\` (closed loop at
+rounds of one run (figures are the medians of the rounds): first \`wrk -t1 -c1 -d$DURATION --latency\` (closed loop at
 one connection: each request sent when the last is answered; its p50 and p99, and the exporter's
 utime + stime over the requests it served), then \`bench/loadgen -rate R -connections $OPEN_CONNECTIONS
 -duration $DURATION\` (open loop: requests sent on a fixed schedule at the same R for both, R = $LOAD x
@@ -251,7 +246,8 @@ figures, so a busy machine inflates them):
 Reading the table: requests/s and latencies are wall-clock, and the load generators share the CPUs with
 both exporters (and, on a shared machine, with other builds), so they move with the machine's load;
 CPU time per scrape (utime + stime of the exporter over the requests it served) moves much less.
-${NOTES:-}
+
+$(cat "$here/notes.md")
 $rss_note
 EOF
 )

@@ -17,14 +17,7 @@ func BenchmarkMetrics(b *testing.B) {
 		"exporter+timeout": {ExporterMetrics: true, Timeout: 10 * time.Second},
 	} {
 		b.Run(name, func(b *testing.B) {
-			cfg.ProcFS, cfg.Collectors = "/proc", []string{Meminfo}
-			e, err := New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Close()
-			h := e.Handler()
-			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			h, req := liveHandler(b, cfg)
 			b.ReportAllocs()
 			for b.Loop() {
 				rec := httptest.NewRecorder()
@@ -35,4 +28,16 @@ func BenchmarkMetrics(b *testing.B) {
 			}
 		})
 	}
+}
+
+// liveHandler is the handler of an exporter of the live /proc/meminfo
+// only, and a GET /metrics for it.
+func liveHandler(b *testing.B, cfg Config) (http.Handler, *http.Request) {
+	cfg.ProcFS, cfg.Collectors = "/proc", []string{Meminfo}
+	e, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	return e.Handler(), httptest.NewRequest(http.MethodGet, "/metrics", nil)
 }

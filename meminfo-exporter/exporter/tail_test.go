@@ -19,19 +19,11 @@ func BenchmarkScrapeTail(b *testing.B) {
 		name string
 		cfg  Config
 	}{
-		{"lean", Config{}},
-		{"exporter", Config{ExporterMetrics: true}},
+		{"lean", Config{MaxRequests: 40}},
+		{"exporter", Config{ExporterMetrics: true, MaxRequests: 40}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			cfg := tc.cfg
-			cfg.ProcFS, cfg.Collectors, cfg.MaxRequests = "/proc", []string{Meminfo}, 40
-			e, err := New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Close()
-			h := e.Handler()
-			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			h, req := liveHandler(b, tc.cfg)
 			gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 			var all, withGC, without []time.Duration
 			var gcs []bool
