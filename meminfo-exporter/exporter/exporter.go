@@ -22,6 +22,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sentinel-go/sentinel/meminfo-exporter/cgroup"
 	"github.com/sentinel-go/sentinel/meminfo-exporter/kfile"
@@ -56,7 +57,7 @@ type Config struct {
 	Version string
 	// ErrorLog gets the errors of a /metrics request that was served
 	// anyway (a duplicate metric, say); nil: they are not logged.
-	ErrorLog interface{ Println(v ...any) }
+	ErrorLog promhttp.Logger
 	// Now is the clock used for read times (time.Now when nil).
 	Now func() time.Time
 	// StatFS tells filesystem types (cgroup.Statfs when nil).
