@@ -95,7 +95,10 @@ func TestDrain(t *testing.T) {
 	for _, ev := range real {
 		codes[ev.Code]++
 		if ev.Code == 201 || ev.Code == 200 {
-			accepted[ev.Name]++
+			accepted[ev.UID]++
+		}
+		if ev.UID == "" {
+			t.Errorf("eviction of %s sent without a UID precondition", ev.Name)
 		}
 	}
 	if diff := cmp.Diff(map[int]int{201: 2}, codes); diff != "" {
@@ -103,7 +106,7 @@ func TestDrain(t *testing.T) {
 	}
 	for pod, n := range accepted {
 		if n > 1 {
-			t.Errorf("pod %s evicted %d times", pod, n)
+			t.Errorf("pod uid %s evicted %d times", pod, n)
 		}
 	}
 
@@ -601,7 +604,10 @@ func TestRestart(t *testing.T) {
 	accepted := map[string]int{}
 	for _, ev := range real {
 		if ev.Code == 201 || ev.Code == 200 {
-			accepted[ev.Name]++
+			accepted[ev.UID]++
+		}
+		if ev.UID == "" {
+			t.Errorf("eviction of %s sent without a UID precondition", ev.Name)
 		}
 		if ev.Code == 429 {
 			t.Errorf("eviction of %s refused (429) after a restart", ev.Name)
@@ -609,7 +615,7 @@ func TestRestart(t *testing.T) {
 	}
 	for pod, n := range accepted {
 		if n > 1 {
-			t.Errorf("pod %s got %d accepted evictions", pod, n)
+			t.Errorf("pod uid %s got %d accepted evictions", pod, n)
 		}
 	}
 	if len(accepted) != 2 {

@@ -22,6 +22,8 @@ rules:
   users: ["system:kube-controller-manager", "system:kube-scheduler", "system:kwok"]
 - level: None
   nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/metrics", "/version", "/api", "/api/*", "/apis", "/apis/*", "/openapi/*"]
+- level: Request
+  resources: [{group: "", resources: ["pods/eviction"]}]
 - level: Metadata
 `
 
@@ -38,6 +40,10 @@ type AuditEvent struct {
 	Code      int    `json:"code"`
 	DryRun    bool   `json:"dryRun,omitempty"`
 	URI       string `json:"uri"`
+	// UID is an eviction's UID precondition (the pod instance it was
+	// meant for), from the request body the policy records for
+	// pods/eviction.
+	UID string `json:"uid,omitempty"`
 }
 
 // Audit is every request recorded so far, oldest first, except those of the
@@ -74,6 +80,13 @@ func ParseAudit(data []byte) ([]AuditEvent, error) {
 			ResponseStatus *struct {
 				Code int `json:"code"`
 			} `json:"responseStatus"`
+			RequestObject *struct {
+				DeleteOptions *struct {
+					Preconditions *struct {
+						UID string `json:"uid"`
+					} `json:"preconditions"`
+				} `json:"deleteOptions"`
+			} `json:"requestObject"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return nil, fmt.Errorf("audit log: %w", err)
@@ -84,6 +97,9 @@ func ParseAudit(data []byte) ([]AuditEvent, error) {
 		}
 		if e.ResponseStatus != nil {
 			ev.Code = e.ResponseStatus.Code
+		}
+		if r := e.RequestObject; r != nil && r.DeleteOptions != nil && r.DeleteOptions.Preconditions != nil {
+			ev.UID = r.DeleteOptions.Preconditions.UID
 		}
 		ev.DryRun = bytes.Contains([]byte(e.RequestURI), []byte("dryRun=All"))
 		out = append(out, ev)
