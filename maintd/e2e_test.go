@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -631,4 +633,36 @@ func sortedSteps(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestEvictionRejected: an admission policy that refuses evictions (422)
+// blocks the plan with eviction-rejected and the policy's message.
+func TestEvictionRejected(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, 2, "maintd-drain.yaml")
+	waitReady(t, ctx, e, 4)
+	settled(t, ctx, e, "web", 1)
+	e.apply(t, ctx, "maintd-reject.yaml", nil)
+	// The policy takes effect a moment after it is created: wait until a
+	// server-side dry-run eviction is refused.
+	pod := e.podsOn(t, ctx, e.node(1))[0]
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: e.ns}, DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}}
+		err := e.admin.CoreV1().Pods(e.ns).EvictV1(ctx, ev)
+		return apierrors.IsInvalid(err), nil
+	})
+	if err != nil {
+		t.Fatalf("the admission policy never refused an eviction: %v", err)
+	}
+	e.startMaintd(t, "")
+	p := e.plan(t, ctx, "rejected", api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns)})
+	got := e.waitPhase(t, ctx, p.Name, api.Blocked, api.EvictionRejected)
+	if !strings.Contains(got.Status.Message, "evictions are frozen") {
+		t.Errorf("message %q does not quote the policy", got.Status.Message)
+	}
+	real, _ := e.evictions(t)
+	if len(real) != 1 || real[0].Code != 422 {
+		t.Errorf("evictions %+v, want one answered 422", real)
+	}
 }

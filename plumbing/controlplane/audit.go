@@ -82,6 +82,7 @@ func ParseAudit(data []byte) ([]AuditEvent, error) {
 			} `json:"responseStatus"`
 			RequestObject *struct {
 				DeleteOptions *struct {
+					DryRun        []string `json:"dryRun"`
 					Preconditions *struct {
 						UID string `json:"uid"`
 					} `json:"preconditions"`
@@ -98,10 +99,13 @@ func ParseAudit(data []byte) ([]AuditEvent, error) {
 		if e.ResponseStatus != nil {
 			ev.Code = e.ResponseStatus.Code
 		}
-		if r := e.RequestObject; r != nil && r.DeleteOptions != nil && r.DeleteOptions.Preconditions != nil {
-			ev.UID = r.DeleteOptions.Preconditions.UID
-		}
 		ev.DryRun = bytes.Contains([]byte(e.RequestURI), []byte("dryRun=All"))
+		if r := e.RequestObject; r != nil && r.DeleteOptions != nil {
+			if p := r.DeleteOptions.Preconditions; p != nil {
+				ev.UID = p.UID
+			}
+			ev.DryRun = ev.DryRun || len(r.DeleteOptions.DryRun) > 0
+		}
 		out = append(out, ev)
 	}
 	return out, sc.Err()
