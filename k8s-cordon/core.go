@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
@@ -33,8 +34,8 @@ func (n *nodeREST) Get(ctx context.Context, name string, opts metav1.GetOptions)
 	return out, err
 }
 
-func (n *nodeREST) Update(ctx context.Context, node *corev1.Node, opts metav1.UpdateOptions) (*corev1.Node, error) {
+func (n *nodeREST) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*corev1.Node, error) {
 	out := &corev1.Node{}
-	err := n.rest.Put().Resource("nodes").Name(node.Name).VersionedParams(&opts, n.param).Body(node).Do(ctx).Into(out)
+	err := n.rest.Patch(pt).Resource("nodes").Name(name).SubResource(subresources...).VersionedParams(&opts, n.param).Body(data).Do(ctx).Into(out)
 	return out, err
 }

@@ -5,10 +5,11 @@
 //	k8s-cordon --uncordon --node NAME --owner ID [--expect-uid UID] [-o json|yaml|table]
 //
 // Cordon reads the node, checks its UID when --expect-uid is given, decides,
-// and sends at most one Update carrying the resourceVersion it read: it
-// sets spec.unschedulable and the annotations
+// and sends at most one JSON merge patch carrying the resourceVersion it
+// read: it sets spec.unschedulable and the annotations
 // maintenance.sentinel.dev/cordon-owner, .../cordon-reason and
-// .../cordoned-at. It then reads the node back; "observed" is true only
+// .../cordoned-at, and nothing else, so fields of the node that this
+// client does not know are kept. It then reads the node back; "observed" is true only
 // when that read shows the change. A conflict (409) means the node changed
 // in between: the node is read again and the decision made again (at most
 // 5 times); nothing is ever overwritten blindly.
@@ -16,7 +17,7 @@
 // A node cordoned by anyone else is never taken over: with another owner's
 // annotation, or cordoned without any owner annotation (kubectl cordon),
 // the answer is "occupied" and nothing is written. --uncordon clears
-// spec.unschedulable and the three annotations in one Update, and only
+// spec.unschedulable and the three annotations in one patch, and only
 // when the owner annotation is --owner's; it never lifts a foreign cordon.
 //
 // The CordonResult document (apiVersion sentinel.dev/v1alpha1) holds node,
@@ -36,7 +37,7 @@
 // write that could not be read back; nothing reliable was done and, except
 // for the last case, nothing is printed on stdout.
 //
-// Permissions: get and update on nodes.
+// Permissions: get and patch on nodes.
 //
 // Examples:
 //

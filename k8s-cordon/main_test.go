@@ -18,7 +18,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	"github.com/sentinel-go/sentinel/plumbing/command"
@@ -107,7 +109,8 @@ func summarize(t *testing.T, r outcome) summary {
 	return summary{res.Action, res.Owner, res.PreviousOwner, res.Reason, res.Unschedulable, res.Observed, r.code}
 }
 
-// nodeWrites counts the audited writes to node since audit event index from.
+// nodeWrites counts the audited writes to node since audit event index from;
+// every one must be a patch (never a full-object update).
 func nodeWrites(t *testing.T, node string, from int) int {
 	t.Helper()
 	events, err := cp.Audit()
@@ -118,6 +121,9 @@ func nodeWrites(t *testing.T, node string, from int) int {
 	for _, e := range events[from:] {
 		if e.Resource == "nodes" && e.Name == node && e.Verb != "get" && e.Verb != "list" && e.Verb != "watch" {
 			n++
+			if e.Verb != "patch" {
+				t.Errorf("node %s written with %s, want a merge patch", node, e.Verb)
+			}
 		}
 	}
 	return n
@@ -293,6 +299,43 @@ func TestApplyRace(t *testing.T) {
 	t.Logf("%d conflicts met and resolved by re-reading", conflicts)
 }
 
+// TestPatchGuard sends a decision's patch after someone else changed the
+// node: the real API server refuses it with 409 (the read resourceVersion
+// guards the merge patch), and the other writer's change is kept.
+func TestPatchGuard(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	node := nodes(t, ctx, 1)[0]
+	api := cp.Clientset(controlplane.Admin).CoreV1().Nodes()
+	read, err := api.Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cordon.Decide(read, cordon.Request{Owner: "chg-1"}, time.Now())
+	if d.Outcome != cordon.Cordoned {
+		t.Fatalf("decision %s, want cordoned", d.Outcome)
+	}
+	if _, err := api.Patch(ctx, node, types.MergePatchType, []byte(`{"metadata":{"labels":{"other-writer":"x"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = api.Patch(ctx, node, types.MergePatchType, d.Patch, metav1.PatchOptions{})
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("stale patch: %v, want a conflict", err)
+	}
+	// Apply re-reads and decides again: the cordon lands, the label stays.
+	res, err := cordon.Apply(ctx, api, node, cordon.Request{Owner: "chg-1"}, time.Now())
+	if err != nil || res.Action != cordon.Cordoned || !res.Observed {
+		t.Fatalf("Apply: %v %+v", err, res)
+	}
+	n, err := api.Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Labels["other-writer"] != "x" || n.Labels[controlplane.PoolLabel] == "" || !n.Spec.Unschedulable {
+		t.Errorf("node after the cordon: labels %v unschedulable %v; want the other writer's label and the pool kept", n.Labels, n.Spec.Unschedulable)
+	}
+}
+
 // TestExpectUID deletes a node and re-creates it under the same name: the
 // old UID no longer matches.
 func TestExpectUID(t *testing.T) {
@@ -355,7 +398,7 @@ current-context: c
 		"empty uid":       {controlplane.Admin, []string{"--node", node, "--owner", "a", "--expect-uid", ""}, "--expect-uid needs a UID"},
 		"bad output":      {controlplane.Admin, []string{"--node", node, "--owner", "a", "-o", "xml"}, `unknown output format "xml"`},
 		"unknown node":    {controlplane.Admin, []string{"--node", node + "-nope", "--owner", "a"}, "k8s-cordon: node \"" + node + "-nope\" not found\n"},
-		"no permission":   {controlplane.Viewer, []string{"--node", node, "--owner", "a"}, `k8s-cordon: update node ` + node + `: nodes "` + node + `" is forbidden: User "viewer" cannot update resource "nodes"`},
+		"no permission":   {controlplane.Viewer, []string{"--node", node, "--owner", "a"}, `k8s-cordon: patch node ` + node + `: nodes "` + node + `" is forbidden: User "viewer" cannot patch resource "nodes"`},
 		"unreachable":     {"", []string{"--kubeconfig", unreachable, "--node", node, "--owner", "a", "--timeout", "5s"}, "k8s-cordon: read node " + node + ": "},
 	}
 	for name, tc := range tests {

@@ -19,7 +19,7 @@ import (
 const Kind = "CordonResult"
 
 // MaxConflicts bounds how many times Apply re-reads and decides again after
-// its Update met a conflict (409).
+// its write met a conflict (409).
 const MaxConflicts = 5
 
 // Result is the CordonResult document: what Apply did and what it read back.
@@ -57,15 +57,16 @@ func (r *Result) Code() exitcode.Code {
 	return r.Action.Code()
 }
 
-// Client reads and updates nodes; the typed client's
-// CoreV1().Nodes() satisfies it.
+// Client reads and patches nodes; the typed client's CoreV1().Nodes()
+// satisfies it.
 type Client interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Node, error)
-	Update(ctx context.Context, node *corev1.Node, opts metav1.UpdateOptions) (*corev1.Node, error)
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*corev1.Node, error)
 }
 
 // Apply carries out req on the node called name: read, Decide, at most one
-// successful Update guarded by the read resourceVersion, then read back.
+// successful merge patch guarded by the read resourceVersion, then read
+// back.
 // On a conflict it re-reads and decides again, at most MaxConflicts times.
 // An error means nothing reliable was done or decided.
 func Apply(ctx context.Context, nodes Client, name string, req Request, now time.Time) (*Result, error) {
@@ -80,11 +81,11 @@ func Apply(ctx context.Context, nodes Client, name string, req Request, now time
 		}
 		d := Decide(node, req, now)
 		res.Action, res.PreviousOwner, res.Message = d.Outcome, d.PreviousOwner, d.Message
-		if d.Update == nil {
+		if d.Patch == nil {
 			res.read(node, req)
 			return res, nil
 		}
-		_, err = nodes.Update(ctx, d.Update, metav1.UpdateOptions{FieldManager: "sentinel-cordon"})
+		_, err = nodes.Patch(ctx, name, types.MergePatchType, d.Patch, metav1.PatchOptions{FieldManager: "sentinel-cordon"})
 		if apierrors.IsConflict(err) {
 			if res.Conflicts >= MaxConflicts {
 				return nil, fmt.Errorf("node %s kept changing: %d conflicts: %w", name, res.Conflicts+1, err)
@@ -93,12 +94,12 @@ func Apply(ctx context.Context, nodes Client, name string, req Request, now time
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("update node %s: %w", name, err)
+			return nil, fmt.Errorf("patch node %s: %w", name, err)
 		}
 		back, err := get(ctx, nodes, name)
 		if err != nil {
 			res.NodeUID, res.Observed = node.UID, false
-			res.Message += fmt.Sprintf("; the update was sent but not read back: %v", err)
+			res.Message += fmt.Sprintf("; the patch was sent but not read back: %v", err)
 			return res, nil
 		}
 		res.read(back, req)

@@ -1,6 +1,7 @@
 package cordon
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -48,7 +49,7 @@ func (o Outcome) Code() exitcode.Code {
 	return exitcode.Error
 }
 
-// Writes reports whether the outcome comes with an Update.
+// Writes reports whether the outcome comes with a Patch.
 func (o Outcome) Writes() bool { return o == Cordoned || o == Uncordoned }
 
 // Request is what the caller asks for.
@@ -67,9 +68,12 @@ type Request struct {
 // Decision is what Decide concluded.
 type Decision struct {
 	Outcome Outcome
-	// Update is the node to write, a modified copy of the one read (with
-	// its resourceVersion), or nil when nothing is written.
-	Update *corev1.Node
+	// Patch is the JSON merge patch (RFC 7386) to send, or nil when nothing
+	// is written. It carries only spec.unschedulable, the three annotations
+	// and the resourceVersion the node was read at, so the API server
+	// refuses it with 409 if the node changed since, and fields this client
+	// does not know are never sent back, let alone dropped.
+	Patch []byte
 	// PreviousOwner is the owner annotation found on the node, if any.
 	PreviousOwner string
 	// Message says what was found, for people.
@@ -101,12 +105,12 @@ func Decide(node *corev1.Node, req Request, now time.Time) Decision {
 		d.Message = fmt.Sprintf("node %s is cordoned without an owner", node.Name)
 	case !req.Uncordon:
 		d.Outcome = Cordoned
-		d.Update = cordonCopy(node, req, now)
+		d.Patch = cordonPatch(node, req, now)
 		d.Message = fmt.Sprintf("node %s cordoned by %s", node.Name, req.Owner)
 
 	case owner == req.Owner:
 		d.Outcome = Uncordoned
-		d.Update = uncordonCopy(node)
+		d.Patch = uncordonPatch(node)
 		d.Message = fmt.Sprintf("node %s uncordoned by %s", node.Name, req.Owner)
 	case owner != "":
 		d.Outcome = NotOwner
@@ -121,29 +125,40 @@ func Decide(node *corev1.Node, req Request, now time.Time) Decision {
 	return d
 }
 
-func cordonCopy(node *corev1.Node, req Request, now time.Time) *corev1.Node {
-	n := node.DeepCopy()
-	n.Spec.Unschedulable = true
-	if n.Annotations == nil {
-		n.Annotations = map[string]string{}
-	}
-	n.Annotations[OwnerAnnotation] = req.Owner
-	n.Annotations[CordonedAtAnnotation] = now.UTC().Format(time.RFC3339)
+// cordonPatch sets spec.unschedulable and the owner's annotations; an
+// empty reason removes an old one.
+func cordonPatch(node *corev1.Node, req Request, now time.Time) []byte {
+	var reason any // null: remove
 	if req.Reason != "" {
-		n.Annotations[ReasonAnnotation] = req.Reason
-	} else {
-		delete(n.Annotations, ReasonAnnotation)
+		reason = req.Reason
 	}
-	return n
+	return patch(node.ResourceVersion, true, map[string]any{
+		OwnerAnnotation:      req.Owner,
+		ReasonAnnotation:     reason,
+		CordonedAtAnnotation: now.UTC().Format(time.RFC3339),
+	})
 }
 
-func uncordonCopy(node *corev1.Node) *corev1.Node {
-	n := node.DeepCopy()
-	n.Spec.Unschedulable = false
-	delete(n.Annotations, OwnerAnnotation)
-	delete(n.Annotations, ReasonAnnotation)
-	delete(n.Annotations, CordonedAtAnnotation)
-	return n
+// uncordonPatch clears spec.unschedulable and removes the annotations.
+func uncordonPatch(node *corev1.Node) []byte {
+	return patch(node.ResourceVersion, false, map[string]any{
+		OwnerAnnotation:      nil,
+		ReasonAnnotation:     nil,
+		CordonedAtAnnotation: nil,
+	})
+}
+
+// patch is the merge patch guarded by resourceVersion; a nil annotation
+// value removes that annotation.
+func patch(resourceVersion string, unschedulable bool, annotations map[string]any) []byte {
+	data, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": resourceVersion, "annotations": annotations},
+		"spec":     map[string]any{"unschedulable": unschedulable},
+	})
+	if err != nil {
+		panic(fmt.Sprintf("cordon: encode a patch of strings and bools: %v", err)) // cannot happen
+	}
+	return data
 }
 
 // Shows reports whether node, as read, shows what req asked for: cordoned
