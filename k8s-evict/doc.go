@@ -4,15 +4,20 @@
 //	k8s-evict --namespace NS --pod NAME [--uid UID] [--timeout 10s] [--wait D]
 //	          [--dry-run] [--max-retry-after 60s] [-o json|yaml|table]
 //
-// One POST pods/NAME/eviction per run, never a DELETE. client-go's REST
-// client silently retries answers that carry Retry-After, up to ten times
-// inside one call; k8s-evict sends its request on a plain HTTP client
-// instead, so the stale-PDB 429 (Retry-After 10) comes back at once and is
-// reported, not hidden. --uid sends the precondition preconditions.uid: if
-// the name now belongs to a re-created pod, nothing is evicted and the
-// answer is "gone" (replaced). --timeout bounds the request; --dry-run sends
-// dryRun=All (the API server checks everything, PDBs included, and changes
-// nothing).
+// At most one POST pods/NAME/eviction per run, never a DELETE. It goes
+// through client-go's REST client with its retries switched off: by
+// default client-go silently retries answers that carry Retry-After, up to
+// ten times inside one call, so the stale-PDB 429 (Retry-After 10) would
+// be hidden for about 100 s; here it comes back at once and is reported.
+// --timeout bounds each request; --dry-run sends dryRun=All (the API
+// server checks everything, PDBs included, and changes nothing).
+//
+// --uid UID: the pod is read first. When it is not there, or the name now
+// belongs to a pod with another UID, the answer is "gone" (reason
+// not-found or replaced) and NO eviction is sent: an eviction whose UID
+// precondition fails still spends the PDB's budget for up to two minutes.
+// Otherwise the UID is sent as the precondition preconditions.uid, so a pod
+// re-created in between is not evicted either (409: "gone", replaced).
 //
 // --wait D: after an accepted eviction, watch until the pod with that UID
 // is gone (a new pod with the same name is not it), for at most D. Without
@@ -26,7 +31,9 @@
 //
 //	accepted           200/201: the pod is being deleted                  exit 0
 //	gone               404 (reason not-found), or 409 on the UID
-//	                   precondition (reason replaced)                     exit 0
+//	                   precondition (reason replaced); or, with --uid
+//	                   or --wait, found so by the read before: no POST
+//	                   and httpStatus 0                                   exit 0
 //	pdb-stale          429: the PDB's status lags its spec; retry after
 //	                   retryAfterSeconds                                  exit 2
 //	budget-exhausted   429: the PDB allows no disruption now (pdb names
@@ -46,8 +53,8 @@
 // refuses as malformed or unauthenticated) and an unreachable API server
 // print an error on stderr, nothing on stdout, and exit 1.
 //
-// Permissions: create on pods/eviction; with --wait also get, list and
-// watch on pods; to name overlapping PDBs, get on pods and list on
+// Permissions: create on pods/eviction; with --uid also get on pods; with
+// --wait get, list and watch on pods; to name overlapping PDBs, get on pods and list on
 // poddisruptionbudgets (deploy/rbac.yaml grants exactly these).
 //
 // Examples:

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,11 +11,8 @@ import (
 	"unicode"
 
 	"github.com/urfave/cli/v2"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/rest"
 
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	"github.com/sentinel-go/sentinel/plumbing/command"
@@ -37,8 +32,8 @@ func app() *cli.App {
 	flags := append([]cli.Flag{
 		&cli.StringFlag{Name: "namespace", Aliases: []string{"n"}, Usage: "the pod's `NAMESPACE`"},
 		&cli.StringFlag{Name: "pod", Usage: "the pod `NAME`"},
-		&cli.StringFlag{Name: "uid", Usage: "evict only the pod with this `UID` (precondition)"},
-		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "bound on the eviction request"},
+		&cli.StringFlag{Name: "uid", Usage: "evict only the pod with this `UID`: checked before, sent as the precondition"},
+		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "bound on each request: the read of the pod, the eviction"},
 		&cli.DurationFlag{Name: "wait", Usage: "after an accepted eviction, wait up to `D` for the pod to be gone"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "server-side dry run (dryRun=All): check, change nothing"},
 		&cli.DurationFlag{Name: "max-retry-after", Value: time.Minute, Usage: "cap on the reported retryAfterSeconds"},
@@ -56,48 +51,20 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	wait := c.Duration("wait")
 	cfg, err := kubeflags.Options(c, name).Config()
 	if err != nil {
 		return err
 	}
-	hc, err := rest.HTTPClientFor(cfg)
+	deps, err := clients(cfg, req.Namespace)
 	if err != nil {
-		return fmt.Errorf("kubernetes client: %w", err)
+		return err
 	}
-	base, _, err := rest.DefaultServerUrlFor(cfg)
-	if err != nil {
-		return fmt.Errorf("kubernetes client: %w", err)
-	}
-	var pods *podREST
-	if wait > 0 && !req.DryRun {
-		if pods, err = podClient(cfg, req.Namespace); err != nil {
-			return err
-		}
-		if req.UID == "" {
-			ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
-			req.UID, err = uidOf(ctx, pods, req)
-			cancel()
-			if err != nil {
-				return err
-			}
-		}
-	}
-
-	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
-	res, err := evict.Pod(ctx, evict.NewHTTP(hc, base), req)
-	cancel()
+	res, err := evict.Run(c.Context, deps, req, evict.Options{Timeout: c.Duration("timeout"), Wait: c.Duration("wait")})
 	if err != nil {
 		return err
 	}
 	if res.Outcome == evict.Invalid {
 		return exitcode.Errorf(exitcode.Error, "%s/%s: %s", req.Namespace, req.Name, res.Message)
-	}
-	if res.Outcome == evict.Accepted && pods != nil && res.UID != "" {
-		waitGone(c.Context, pods, res, wait)
-	}
-	if res.Outcome == evict.PDBOverlap {
-		overlapping(c.Context, cfg, res)
 	}
 	if err := write(c.App.Writer, format, res); err != nil {
 		return err
@@ -142,63 +109,6 @@ func request(c *cli.Context) (evict.Request, error) {
 		DryRun:        c.Bool("dry-run"),
 		MaxRetryAfter: c.Duration("max-retry-after"),
 	}, nil
-}
-
-// uidOf reads the pod's UID so that --wait waits for the pod it evicted.
-// A missing pod leaves the UID empty: the eviction's own 404 says so.
-func uidOf(ctx context.Context, pods *podREST, req evict.Request) (types.UID, error) {
-	p, err := pods.Get(ctx, req.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("read pod %s/%s: %w", req.Namespace, req.Name, err)
-	}
-	return p.UID, nil
-}
-
-// waitGone waits for the evicted pod to be gone and records what it saw.
-func waitGone(ctx context.Context, pods evict.Pods, res *evict.Result, wait time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	err := evict.WaitGone(ctx, pods, res.Pod, res.UID)
-	switch {
-	case err == nil:
-		res.Gone = true
-		res.Message = "evicted: the pod is gone"
-	case errors.Is(err, context.DeadlineExceeded):
-		res.Outcome, res.Reason = evict.AcceptedNotGone, evict.ReasonWaitTimeout
-		res.Message = fmt.Sprintf("eviction accepted, but the pod was still there after %s", wait)
-	default:
-		res.Outcome, res.Reason = evict.AcceptedNotGone, ""
-		res.Message = fmt.Sprintf("eviction accepted, but waiting for the pod failed: %v", err)
-	}
-}
-
-// overlapping names the PDBs behind a pdb-overlap answer, best effort:
-// two reads (the pod, the namespace's PDBs); when either fails, the answer
-// stays as it is and the message says why the names are missing.
-func overlapping(ctx context.Context, cfg *rest.Config, res *evict.Result) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	pods, err := podClient(cfg, res.Namespace)
-	if err != nil {
-		return
-	}
-	pod, err := pods.Get(ctx, res.Pod, metav1.GetOptions{})
-	if err != nil {
-		res.Message += fmt.Sprintf(" (the PDBs could not be named: %v)", err)
-		return
-	}
-	pdbs, err := pods.budgets(ctx, cfg)
-	if err != nil {
-		res.Message += fmt.Sprintf(" (the PDBs could not be named: %v)", err)
-		return
-	}
-	res.PDBs = evict.Overlapping(pod, pdbs)
-	if len(res.PDBs) > 0 {
-		res.Message += " PDBs selecting the pod: " + strings.Join(res.PDBs, ", ") + "."
-	}
 }
 
 func write(w io.Writer, f document.Format, r *evict.Result) error {

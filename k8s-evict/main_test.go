@@ -116,13 +116,29 @@ func result(t *testing.T, o outcome) *evict.Result {
 // evictions are the audited eviction requests in ns since index from.
 func evictions(t *testing.T, ns string, from int) []controlplane.AuditEvent {
 	t.Helper()
+	return audited(t, from, func(e controlplane.AuditEvent) bool {
+		return e.Namespace == ns && e.Resource == "pods" && e.Sub == "eviction"
+	})
+}
+
+// podReads are the audited reads (get) of pod ns/name since index from.
+func podReads(t *testing.T, ns, name string, from int) []controlplane.AuditEvent {
+	t.Helper()
+	return audited(t, from, func(e controlplane.AuditEvent) bool {
+		return e.Namespace == ns && e.Resource == "pods" && e.Sub == "" && e.Name == name && e.Verb == "get"
+	})
+}
+
+// audited are the audit events since index from that keep accepts.
+func audited(t *testing.T, from int, keep func(controlplane.AuditEvent) bool) []controlplane.AuditEvent {
+	t.Helper()
 	events, err := cp.Audit()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []controlplane.AuditEvent
 	for _, e := range events[from:] {
-		if e.Namespace == ns && e.Resource == "pods" && e.Sub == "eviction" {
+		if keep(e) {
 			out = append(out, e)
 		}
 	}
@@ -304,7 +320,10 @@ func TestStalePDB(t *testing.T) {
 }
 
 // TestReplaced evicts with the UID of a pod that was deleted and re-created
-// under the same name: the new pod is not touched.
+// under the same name, and with the UID of a pod that is gone: the answer
+// is gone (replaced, not-found) from the read before, and the audit log
+// shows that no eviction was sent at all (a failed UID precondition would
+// still spend a PDB's budget), only the read. The new pod is not touched.
 func TestReplaced(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -322,6 +341,20 @@ func TestReplaced(t *testing.T) {
 	if err := evict.WaitGone(ctx, pods, "solo-0", old); err != nil {
 		t.Fatal(err)
 	}
+
+	// Gone for good: not found, no eviction.
+	from := auditLen(t)
+	o := evictAs(ctx, controlplane.Admin, "--namespace", e.ns, "--pod", "solo-0", "--uid", string(old))
+	if diff := cmp.Diff(view{Outcome: evict.Gone, Reason: evict.ReasonNotFound}, viewOf(t, o)); diff != "" {
+		t.Errorf("gone (-want +got):\n%s\nstderr: %s", diff, o.stderr)
+	}
+	if got := evictions(t, e.ns, from); len(got) != 0 {
+		t.Errorf("pod gone: %d eviction requests, want none: %+v", len(got), got)
+	}
+	if got := podReads(t, e.ns, "solo-0", from); len(got) != 1 || got[0].Code != 404 {
+		t.Errorf("pod gone: reads %+v, want one answered 404", got)
+	}
+
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "scenarios", "evict-free.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -340,16 +373,37 @@ func TestReplaced(t *testing.T) {
 	if now == old {
 		t.Fatal("solo-0 was not re-created")
 	}
-	from := auditLen(t)
-	o := evictAs(ctx, controlplane.Admin, "--namespace", e.ns, "--pod", "solo-0", "--uid", string(old))
-	if diff := cmp.Diff(view{Outcome: evict.Gone, Reason: evict.ReasonReplaced, HTTPStatus: 409}, viewOf(t, o)); diff != "" {
-		t.Errorf("replaced (-want +got):\n%s", diff)
-	}
-	if got := evictions(t, e.ns, from); len(got) != 1 {
-		t.Errorf("%d eviction requests, want 1", len(got))
+
+	// Re-created: replaced, no eviction, with or without --dry-run and --wait.
+	for _, extra := range [][]string{nil, {"--dry-run"}, {"--wait", "30s"}} {
+		from := auditLen(t)
+		args := append([]string{"--namespace", e.ns, "--pod", "solo-0", "--uid", string(old)}, extra...)
+		o := evictAs(ctx, controlplane.Admin, args...)
+		if diff := cmp.Diff(view{Outcome: evict.Gone, Reason: evict.ReasonReplaced}, viewOf(t, o)); diff != "" {
+			t.Errorf("%v: replaced (-want +got):\n%s\nstderr: %s", extra, diff, o.stderr)
+		}
+		if r := result(t, o); r.UID != old || !strings.Contains(r.Message, "is now uid "+string(now)+", not "+string(old)) {
+			t.Errorf("%v: uid %s message %q; want the asked-for %s and both UIDs named", extra, r.UID, r.Message, old)
+		}
+		if got := evictions(t, e.ns, from); len(got) != 0 {
+			t.Errorf("%v: %d eviction requests, want none: %+v", extra, len(got), got)
+		}
+		if got := podReads(t, e.ns, "solo-0", from); len(got) != 1 || got[0].Code != 200 {
+			t.Errorf("%v: reads %+v, want one answered 200", extra, got)
+		}
 	}
 	if uid := podUID(t, ctx, e.ns, "solo-0"); uid != now {
 		t.Errorf("solo-0 is now %s, want the re-created %s untouched", uid, now)
+	}
+
+	// The current UID: one eviction, with it as the precondition.
+	from = auditLen(t)
+	o = evictAs(ctx, controlplane.Admin, "--namespace", e.ns, "--pod", "solo-0", "--uid", string(now), "--wait", "30s")
+	if diff := cmp.Diff(view{Outcome: evict.Accepted, HTTPStatus: 201, Gone: true}, viewOf(t, o)); diff != "" {
+		t.Errorf("current uid (-want +got):\n%s\nstderr: %s", diff, o.stderr)
+	}
+	if got := evictions(t, e.ns, from); len(got) != 1 || got[0].Code != 201 {
+		t.Errorf("current uid: eviction requests %+v, want exactly one answered 201", got)
 	}
 }
 

@@ -1,14 +1,10 @@
 package evict
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"time"
 
 	policyv1 "k8s.io/api/policy/v1"
@@ -32,14 +28,18 @@ type Request struct {
 
 // Answer is the raw answer to one eviction request.
 type Answer struct {
-	Code   int
+	Code int
+	// Header holds the answer's headers when the Poster keeps them (nil
+	// otherwise: the API server's Status carries retryAfterSeconds).
 	Header http.Header
 	// Status is the body as a Status, nil when it is not one.
 	Status *metav1.Status
 }
 
 // Poster sends one eviction request and returns the answer as it came:
-// no retries of any kind.
+// no retries of any kind. An answer with any HTTP status is an Answer, not
+// an error; an error is no answer (unreachable, timeout: wrap ctx's error).
+// evictrest.Poster is one, over client-go's REST client.
 type Poster interface {
 	PostEviction(ctx context.Context, ev *policyv1.Eviction) (Answer, error)
 }
@@ -64,6 +64,8 @@ func Eviction(req Request) *policyv1.Eviction {
 }
 
 // Pod sends exactly one eviction request for req and classifies the answer.
+// It reads nothing first: a caller that knows the pod (Run, or maintd from
+// its cache) calls Check before, so that a stale UID is never sent.
 // No answer before ctx's deadline is the outcome unknown (reason timeout):
 // the request may have been acted on. Any other failure to get an answer
 // is an error.
@@ -84,50 +86,4 @@ func Pod(ctx context.Context, p Poster, req Request) (*Result, error) {
 		c.Outcome, c.Reason, c.HTTPStatus, c.RetryAfterSeconds, c.PDB, c.Message
 	res.CapRetryAfter(req.MaxRetryAfter)
 	return res, nil
-}
-
-// maxBody bounds how much of an answer is read.
-const maxBody = 1 << 20
-
-// HTTP posts evictions with a plain *http.Client: exactly one round trip
-// per call (a POST is never replayed by net/http), and the status code,
-// headers and body kept as they came.
-type HTTP struct {
-	client *http.Client
-	base   *url.URL
-}
-
-// NewHTTP posts through client (e.g. rest.HTTPClientFor(cfg), which adds
-// credentials and the user agent) to the API server at base (e.g. from
-// rest.DefaultServerUrlFor(cfg); a path is kept as a prefix).
-func NewHTTP(client *http.Client, base *url.URL) *HTTP {
-	return &HTTP{client: client, base: base}
-}
-
-// PostEviction implements Poster.
-func (h *HTTP) PostEviction(ctx context.Context, ev *policyv1.Eviction) (Answer, error) {
-	body, err := json.Marshal(ev)
-	if err != nil {
-		return Answer{}, fmt.Errorf("encode eviction: %w", err)
-	}
-	u := h.base.JoinPath("api", "v1", "namespaces", ev.Namespace, "pods", ev.Name, "eviction")
-	if ev.DeleteOptions != nil && len(ev.DeleteOptions.DryRun) > 0 {
-		u.RawQuery = url.Values{"dryRun": ev.DeleteOptions.DryRun}.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
-		return Answer{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := h.client.Do(req)
-	if err != nil {
-		return Answer{}, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return Answer{}, fmt.Errorf("read the answer: %w", err)
-	}
-	return Answer{Code: resp.StatusCode, Header: resp.Header, Status: ParseStatus(data)}, nil
 }

@@ -2,13 +2,8 @@ package evict
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"strings"
-	"sync/atomic"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -27,21 +22,43 @@ import (
 
 const staleBody = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Cannot evict pod as it would violate the pod's disruption budget.","reason":"TooManyRequests","details":{"causes":[{"reason":"DisruptionBudget","message":"The disruption budget web is still being processed by the server."}],"retryAfterSeconds":120},"code":429}`
 
-// TestPod checks the wire: one POST to the eviction subresource with the
-// Eviction as JSON, preconditions and dry run as asked, no retry of a 429
-// that carries Retry-After, and the answer classified.
+// poster is a Poster that answers every request with ans (or err) and
+// records the evictions it was given; post runs first when set.
+type poster struct {
+	ans  Answer
+	err  error
+	post func(ctx context.Context) error
+	sent []*policyv1.Eviction
+}
+
+func (p *poster) PostEviction(ctx context.Context, ev *policyv1.Eviction) (Answer, error) {
+	p.sent = append(p.sent, ev)
+	if p.post != nil {
+		if err := p.post(ctx); err != nil {
+			return Answer{}, err
+		}
+	}
+	return p.ans, p.err
+}
+
+func answer(code int, body string) Answer {
+	return Answer{Code: code, Status: ParseStatus([]byte(body))}
+}
+
+// TestPod checks the shell: one eviction built from the request
+// (precondition, dry run), the answer classified, Retry-After capped;
+// the wire is evictrest's.
 func TestPod(t *testing.T) {
 	tests := map[string]struct {
-		req       Request
-		status    int
-		body      string
-		wantQuery string
-		wantEv    *policyv1.Eviction
-		want      *Result
+		req    Request
+		ans    Answer
+		err    error
+		wantEv *policyv1.Eviction
+		want   *Result
 	}{
-		"stale pdb is not retried, Retry-After capped": {
-			req:    Request{Namespace: "shop", Name: "web-1", UID: "u1", MaxRetryAfter: time.Minute},
-			status: 429, body: staleBody,
+		"stale pdb, Retry-After capped": {
+			req: Request{Namespace: "shop", Name: "web-1", UID: "u1", MaxRetryAfter: time.Minute},
+			ans: answer(429, staleBody),
 			wantEv: &policyv1.Eviction{TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
 				ObjectMeta:    metav1.ObjectMeta{Name: "web-1", Namespace: "shop"},
 				DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: uidp("u1")}}},
@@ -49,9 +66,8 @@ func TestPod(t *testing.T) {
 				PDB: &Budget{Name: "web"}, Message: "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget web is still being processed by the server."},
 		},
 		"dry run": {
-			req:    Request{Namespace: "shop", Name: "web-1", DryRun: true},
-			status: 201, body: `{"kind":"Status","apiVersion":"v1","status":"Success","code":201}`,
-			wantQuery: "dryRun=All",
+			req: Request{Namespace: "shop", Name: "web-1", DryRun: true},
+			ans: answer(201, `{"kind":"Status","apiVersion":"v1","status":"Success","code":201}`),
 			wantEv: &policyv1.Eviction{TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
 				ObjectMeta:    metav1.ObjectMeta{Name: "web-1", Namespace: "shop"},
 				DeleteOptions: &metav1.DeleteOptions{DryRun: []string{"All"}}},
@@ -59,35 +75,26 @@ func TestPod(t *testing.T) {
 				Message: "eviction accepted: the pod is being deleted"},
 		},
 		"plain": {
-			req:    Request{Namespace: "shop", Name: "web-1"},
-			status: 201,
+			req: Request{Namespace: "shop", Name: "web-1"},
+			ans: Answer{Code: 201},
 			wantEv: &policyv1.Eviction{TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
 				ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "shop"}},
 			want: &Result{Namespace: "shop", Pod: "web-1", Outcome: Accepted, HTTPStatus: 201,
 				Message: "eviction accepted: the pod is being deleted"},
 		},
+		"no answer in time": {
+			req: Request{Namespace: "shop", Name: "web-1"},
+			err: fmt.Errorf("post: %w", context.DeadlineExceeded),
+			wantEv: &policyv1.Eviction{TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
+				ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "shop"}},
+			want: &Result{Namespace: "shop", Pod: "web-1", Outcome: Unknown, Reason: ReasonTimeout,
+				Message: "no answer before the timeout: the eviction may or may not have happened"},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var posts atomic.Int32
-			var gotEv policyv1.Eviction
-			var gotPath, gotQuery, gotType string
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				posts.Add(1)
-				gotPath, gotQuery, gotType = r.Method+" "+r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type")
-				body, _ := io.ReadAll(r.Body)
-				if err := json.Unmarshal(body, &gotEv); err != nil {
-					t.Errorf("request body: %v", err)
-				}
-				if tc.status == 429 {
-					w.Header().Set("Retry-After", "120")
-				}
-				w.WriteHeader(tc.status)
-				io.WriteString(w, tc.body)
-			}))
-			defer srv.Close()
-			base, _ := url.Parse(srv.URL + "/prefix")
-			got, err := Pod(context.Background(), NewHTTP(srv.Client(), base), tc.req)
+			p := &poster{ans: tc.ans, err: tc.err}
+			got, err := Pod(context.Background(), p, tc.req)
 			if err != nil {
 				t.Fatalf("Pod: %v", err)
 			}
@@ -95,17 +102,8 @@ func TestPod(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Pod (-want +got):\n%s", diff)
 			}
-			if n := posts.Load(); n != 1 {
-				t.Errorf("requests = %d, want exactly 1", n)
-			}
-			if want := "POST /prefix/api/v1/namespaces/shop/pods/web-1/eviction"; gotPath != want {
-				t.Errorf("request = %q, want %q", gotPath, want)
-			}
-			if gotQuery != tc.wantQuery || gotType != "application/json" {
-				t.Errorf("query %q, content type %q; want %q, application/json", gotQuery, gotType, tc.wantQuery)
-			}
-			if diff := cmp.Diff(tc.wantEv, &gotEv); diff != "" {
-				t.Errorf("eviction sent (-want +got):\n%s", diff)
+			if diff := cmp.Diff([]*policyv1.Eviction{tc.wantEv}, p.sent); diff != "" {
+				t.Errorf("evictions sent (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -113,29 +111,9 @@ func TestPod(t *testing.T) {
 
 func uidp(s string) *types.UID { u := types.UID(s); return &u }
 
-func TestPodTimeout(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
-	defer srv.Close()
-	defer close(release)
-	base, _ := url.Parse(srv.URL)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	got, err := Pod(ctx, NewHTTP(srv.Client(), base), Request{Namespace: "shop", Name: "web-1"})
-	if err != nil {
-		t.Fatalf("Pod: %v", err)
-	}
-	if got.Outcome != Unknown || got.Reason != ReasonTimeout {
-		t.Errorf("outcome %s/%s, want unknown/timeout", got.Outcome, got.Reason)
-	}
-}
-
 func TestPodUnreachable(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	base, _ := url.Parse(srv.URL)
-	srv.Close()
-	_, err := Pod(context.Background(), NewHTTP(http.DefaultClient, base), Request{Namespace: "shop", Name: "web-1"})
-	if err == nil || !strings.Contains(err.Error(), "evict pod shop/web-1: ") {
+	_, err := Pod(context.Background(), &poster{err: errors.New("connection refused")}, Request{Namespace: "shop", Name: "web-1"})
+	if err == nil || err.Error() != "evict pod shop/web-1: connection refused" {
 		t.Errorf("Pod error = %v, want one naming the pod", err)
 	}
 }
