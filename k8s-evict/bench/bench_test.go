@@ -255,10 +255,10 @@ func TestVersusKubectl(t *testing.T) {
 			failed = append(failed, fmt.Sprintf("%s: %.2fx", pair[0].name, ratio))
 		}
 	}
-	fmt.Fprintf(&b, "\nk8s-cordon does GET, PUT (with the read resourceVersion), GET (read back); kubectl cordon does GET\n")
+	fmt.Fprintf(&b, "\nk8s-cordon does GET, PATCH (a merge patch with the read resourceVersion), GET (read back); kubectl cordon does GET\n")
 	fmt.Fprintf(&b, "and PATCH. k8s-evict and kubectl each send one POST pods/NAME/eviction.\n")
-	fmt.Fprintf(&b, "Start-up dominates one invocation: both tools use a plain HTTP POST (k8s-evict) or a core/v1-only\n")
-	fmt.Fprintf(&b, "REST client (k8s-cordon, k8s-evict --wait) instead of the typed clientset, and `make build` links\n")
+	fmt.Fprintf(&b, "Start-up dominates one invocation: both tools use one-group REST clients (core/v1; policy/v1 for\n")
+	fmt.Fprintf(&b, "k8s-evict; its POST with client-go's retries off) instead of the typed clientset, and `make build` links\n")
 	fmt.Fprintf(&b, "them statically (CGO_ENABLED=0) without urfave/cli's man/markdown generators (tag urfave_cli_no_docs,\n")
 	fmt.Fprintf(&b, "whose markdown library had the costliest package init). The time left in common with kubectl (wall\n")
 	fmt.Fprintf(&b, "minus CPU: the API server's work, TLS, waiting for a CPU) grows with the machine's load, so the\n")
