@@ -31,6 +31,7 @@ func app() *cli.App {
 		&cli.StringSliceFlag{Name: "node", Usage: "narrow the snapshot to what a drain of node `NAME` needs (repeatable)"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "json", Usage: "output `FORMAT`: json or yaml"},
 		&cli.BoolFlag{Name: "full", Usage: "keep managedFields and the last-applied annotation"},
+		&cli.BoolFlag{Name: "consistent", Value: true, Usage: "read every list at the one revision the first list fixes (false: each kind at its latest, for servers that refuse exact lists)"},
 		&cli.Int64Flag{Name: "chunk-size", Value: take.DefaultChunkSize, Usage: "objects per list page"},
 		&cli.IntFlag{Name: "parallel", Value: take.DefaultParallel, Usage: "lists in flight at once"},
 		&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on the whole run"},
@@ -77,6 +78,7 @@ func snap(c *cli.Context) error {
 	s, err := take.Take(ctx, src, take.Options{
 		Nodes:     nodes,
 		Full:      c.Bool("full"),
+		Latest:    !c.Bool("consistent"),
 		ChunkSize: c.Int64("chunk-size"),
 		Parallel:  c.Int("parallel"),
 		Server:    cfg.Host,
@@ -98,6 +100,8 @@ func report(w io.Writer, progress bool, e take.Event) {
 		what += " (" + e.Selector + ")"
 	}
 	switch {
+	case e.Restart != nil && e.Revision != "":
+		fmt.Fprintf(w, "%s: %s: revision %s expired (410 Gone, compacted by the API server), starting the snapshot again at a new revision (restart %d of %d)\n", name, what, e.Revision, e.Restarts, take.MaxRestarts)
 	case e.Restart != nil:
 		fmt.Fprintf(w, "%s: %s: the continue token expired (410 Gone), restarting the list from its first page\n", name, what)
 	case progress:

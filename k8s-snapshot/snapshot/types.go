@@ -47,6 +47,15 @@ type Metadata struct {
 	KubernetesVersion string `json:"kubernetesVersion"`
 	// Scope is what was captured.
 	Scope Scope `json:"scope"`
+	// ResourceVersion is the etcd revision the whole snapshot was read at:
+	// every list, every page, was made at exactly this resourceVersion.
+	// Empty when the snapshot is not consistent.
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Consistent is true when every object is as it was at
+	// ResourceVersion, one cut of the cluster; false when each kind was
+	// listed at its own latest revision (k8s-snapshot --consistent=false,
+	// or a snapshot older than the field).
+	Consistent bool `json:"consistent"`
 	// ResourceVersions is the list resourceVersion per kind (e.g. "pods").
 	ResourceVersions map[string]string `json:"resourceVersions,omitempty"`
 }

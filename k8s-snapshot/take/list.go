@@ -1,6 +1,7 @@
 package take
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// MaxRestarts is how many times one list is restarted after its continue
-// token expired (410) before Take gives up.
+// MaxRestarts is how many times Take starts a consistent snapshot again
+// after its revision expired (410), or, with Options.Latest, one list
+// after its continue token expired, before it gives up.
 const MaxRestarts = 3
 
 // Event tells Options.Notify about a finished or restarted list.
@@ -26,18 +28,35 @@ type Event struct {
 	Count, Pages int
 	// Took is how long the finished list took.
 	Took time.Duration
-	// Restart is the 410 answer that made the list start again; nil for a
-	// finished list.
+	// Restart is the 410 answer that made the list, or with Revision set
+	// the whole snapshot, start again; nil for a finished list.
 	Restart error
+	// Revision is the snapshot's revision that expired; "" when only one
+	// list restarts (Options.Latest).
+	Revision string
+	// Restarts counts the snapshot's restarts so far, this one included.
+	Restarts int
 }
 
 // ListError is a failed list: the resource and the API's answer.
 type ListError struct {
 	Resource string
-	// Expired counts the continue tokens that expired in a row before Take
-	// gave up on the list.
+	// Selector is the list's field or label selector, "" for all objects.
+	Selector string
+	// Revision is the exact revision the list was made at, "" for a list
+	// at the latest revision.
+	Revision string
+	// Expired counts the revisions (in a consistent snapshot) or the
+	// continue tokens (with Options.Latest) that expired in a row before
+	// Take gave up.
 	Expired int
 	Err     error
+}
+
+// expired reports whether the list failed because its revision or its
+// continue token was too old (410 Expired or Gone).
+func (e *ListError) expired() bool {
+	return apierrors.IsResourceExpired(e.Err) || apierrors.IsGone(e.Err)
 }
 
 func (e *ListError) Error() string {
@@ -52,7 +71,9 @@ func (e *ListError) Error() string {
 		case http.StatusUnauthorized:
 			msg = "the server rejected the credentials (" + msg + ")"
 		case http.StatusGone:
-			if e.Expired > 0 {
+			if e.Expired > 0 && e.Revision != "" {
+				msg = fmt.Sprintf("the API server compacted the snapshot's revision away %d times in a row, last %s (%s)", e.Expired, e.Revision, msg)
+			} else if e.Expired > 0 {
 				msg = fmt.Sprintf("the continue token expired %d times in a row (%s)", e.Expired, msg)
 			}
 		}
@@ -115,14 +136,19 @@ func all[T any, PT metaObject[T], L listObject](ctx context.Context, l lister[T,
 		pages := 0
 		for {
 			page, err := l.list(ctx, req)
-			if err != nil && req.Continue != "" && apierrors.IsResourceExpired(err) && restarts < MaxRestarts {
+			// Only a list at the latest revision may start again on its
+			// own: a consistent snapshot starts again whole (Take).
+			if err != nil && t.cut == nil && req.Continue != "" && apierrors.IsResourceExpired(err) && restarts < MaxRestarts {
 				restarts++
 				t.notify(Event{Resource: l.resource, Selector: selector, Restart: err})
 				break
 			}
 			if err != nil {
-				le := &ListError{Resource: l.resource, Err: err}
-				if req.Continue != "" && apierrors.IsResourceExpired(err) {
+				le := &ListError{Resource: l.resource, Selector: selector, Err: err}
+				if t.cut != nil {
+					le.Revision = cmp.Or(sel.ResourceVersion, out.resourceVersion)
+				}
+				if t.cut == nil && req.Continue != "" && apierrors.IsResourceExpired(err) {
 					le.Expired = restarts + 1
 				}
 				return listed[T]{}, le
@@ -130,6 +156,9 @@ func all[T any, PT metaObject[T], L listObject](ctx context.Context, l lister[T,
 			pages++
 			if out.resourceVersion == "" {
 				out.resourceVersion = page.GetResourceVersion()
+				if t.cut != nil {
+					t.cut.fix(out.resourceVersion)
+				}
 			}
 			items := l.items(page)
 			for i := range items {

@@ -1,12 +1,15 @@
 // Package take fills a snapshot.Snapshot from a cluster: paginated
-// protobuf lists of every kind in parallel (bounded), an expired continue
-// token restarting its list, the node-scope closure for --node, and never a
-// partial result.
+// protobuf lists of every kind in parallel (bounded), all at the one etcd
+// revision the first list fixes (resourceVersionMatch=Exact), the whole
+// snapshot started again at a new revision when the API server compacted
+// that one (410 Expired), the node-scope closure for --node, and never a
+// partial or mixed result.
 package take
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -46,6 +49,11 @@ type Options struct {
 	Parallel int
 	// Server is recorded as the API server URL.
 	Server string
+	// Latest lists each kind at its own latest revision, as kubectl does,
+	// instead of every kind at the one revision the first list fixes: for
+	// API servers that refuse exact-revision lists. The snapshot is then
+	// not consistent, and its metadata says so.
+	Latest bool
 	// Notify, if set, hears about every finished and every restarted list.
 	// Calls never overlap.
 	Notify func(Event)
@@ -56,6 +64,41 @@ type taker struct {
 	opts Options
 	src  Source
 	mu   sync.Mutex
+	// cut is the revision of the attempt under way; nil with Latest.
+	cut *revision
+}
+
+// revision is the etcd revision of one consistent cut: fixed by the first
+// list's first page, waited for by every other list.
+type revision struct {
+	claimed atomic.Bool // a list has taken the job of fixing it
+	once    sync.Once
+	fixed   chan struct{}
+	rv      string
+}
+
+func newRevision() *revision { return &revision{fixed: make(chan struct{})} }
+
+// claim reports whether the job of fixing the revision was already taken,
+// and takes it.
+func (r *revision) claim() bool { return r.claimed.Swap(true) }
+
+// fix sets the revision; only the first call counts.
+func (r *revision) fix(rv string) {
+	r.once.Do(func() { r.rv = rv; close(r.fixed) })
+}
+
+// errNoRevision is the error of a list that ended waiting for the revision.
+var errNoRevision = errors.New("snapshot: no revision")
+
+// wait returns the revision once it is fixed.
+func (r *revision) wait(ctx context.Context) (string, error) {
+	select {
+	case <-r.fixed:
+		return r.rv, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("%w: %w", errNoRevision, context.Cause(ctx))
+	}
 }
 
 func (t *taker) chunkSize() int64 {
@@ -83,20 +126,43 @@ func (t *taker) notify(e Event) {
 
 // Take reads a snapshot.Snapshot from the cluster: the whole cluster, or with
 // opts.Nodes what judging a drain of those nodes needs. It only gets and
-// lists. Either every list succeeds or Take returns an error (a *ListError
-// naming the resource and the API's answer, or "node X not found") and
-// no snapshot.
+// lists. The first list fixes an etcd revision R; every other list, page
+// and --node query is made at exactly R (unless opts.Latest), so the
+// snapshot is the cluster as it was at R. When the API server has compacted
+// R away (410 Expired), Take starts again at a new R, at most MaxRestarts
+// times. Either every list succeeds or Take returns an error (a *ListError
+// naming the resource and the API's answer, or "node X not found") and no
+// snapshot.
 func Take(ctx context.Context, src Source, opts Options) (*snapshot.Snapshot, error) {
 	t := &taker{opts: opts, src: src}
+	for restarts := 0; ; restarts++ {
+		if !opts.Latest {
+			t.cut = newRevision()
+		}
+		s, err := t.take(ctx)
+		var le *ListError
+		if err == nil || opts.Latest || !errors.As(err, &le) || !le.expired() {
+			return s, err
+		}
+		if restarts == MaxRestarts {
+			le.Expired = restarts + 1
+			return nil, le
+		}
+		t.notify(Event{Resource: le.Resource, Selector: le.Selector, Revision: le.Revision, Restart: le.Err, Restarts: restarts + 1})
+	}
+}
+
+// take is one attempt at a snapshot.
+func (t *taker) take(ctx context.Context) (*snapshot.Snapshot, error) {
 	s := snapshot.New()
 	s.Metadata = snapshot.Metadata{
 		CapturedAt: metav1.Now(),
-		Server:     opts.Server,
-		Scope:      snapshot.Scope{Nodes: slices.Clone(opts.Nodes), Full: opts.Full},
+		Server:     t.opts.Server,
+		Scope:      snapshot.Scope{Nodes: slices.Clone(t.opts.Nodes), Full: t.opts.Full},
 	}
 	v := &versions{m: map[string]string{}}
 	var err error
-	if len(opts.Nodes) == 0 {
+	if len(t.opts.Nodes) == 0 {
 		err = t.cluster(ctx, s, v)
 	} else {
 		s, err = t.nodes(ctx, s, v)
@@ -105,6 +171,9 @@ func Take(ctx context.Context, src Source, opts Options) (*snapshot.Snapshot, er
 		return nil, err
 	}
 	s.Metadata.ResourceVersions = v.m
+	if t.cut != nil {
+		s.Metadata.ResourceVersion, s.Metadata.Consistent = t.cut.rv, true
+	}
 	return s, nil
 }
 
@@ -112,7 +181,8 @@ func Take(ctx context.Context, src Source, opts Options) (*snapshot.Snapshot, er
 func (t *taker) cluster(ctx context.Context, s *snapshot.Snapshot, v *versions) error {
 	c, all := t.src, metav1.ListOptions{}
 	return run(ctx, t.parallel(), append([]func(context.Context) error{
-		// pods first: the longest list starts at once.
+		// pods first: the longest list starts at once and fixes the
+		// revision with its first page.
 		listInto(t, pods(c), all, v, &s.Pods),
 		listInto(t, nodes(c), all, v, &s.Nodes),
 	}, t.rest(s, v)...))
@@ -147,6 +217,8 @@ func (t *taker) nodes(ctx context.Context, s *snapshot.Snapshot, v *versions) (*
 	nodeLists := make([][]corev1.Node, len(names))
 	podLists := make([][]corev1.Pod, len(names))
 	tasks := []func(context.Context) error{}
+	// the first node's list fixes the revision: a single object, it
+	// answers first.
 	for i, name := range names {
 		tasks = append(tasks,
 			listInto(t, nodes(c), metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}, v, &nodeLists[i]),
@@ -163,14 +235,15 @@ func (t *taker) nodes(ctx context.Context, s *snapshot.Snapshot, v *versions) (*
 		return nil, err
 	}
 
-	// The other pods, from the watch cache, never older than the pods on
-	// the nodes (and without a quorum read each).
+	// The other pods: at the snapshot's revision (listInto pins them), or
+	// with Latest from the watch cache, never older than the pods on the
+	// nodes (and without a quorum read each).
 	queries := snapshot.PodQueries(s, names)
 	found := make([][]corev1.Pod, len(queries))
 	tasks = tasks[:0]
 	for i, q := range queries {
 		sel := metav1.ListOptions{LabelSelector: q.Selector}
-		if rv := v.get("pods"); rv != "" {
+		if rv := v.get("pods"); rv != "" && t.cut == nil {
 			sel.ResourceVersion, sel.ResourceVersionMatch = rv, metav1.ResourceVersionMatchNotOlderThan
 		}
 		tasks = append(tasks, listInto(t, podsIn(c, q.Namespace), sel, v, &found[i]))
@@ -214,19 +287,25 @@ func (t *taker) version(ctx context.Context, s *snapshot.Snapshot) error {
 }
 
 // run runs tasks, at most limit at once, started in order. The first error
-// cancels the others and is returned.
+// cancels the others and is returned; a list's own error beats one of a
+// list that was only waiting for the revision (errNoRevision).
 func run(ctx context.Context, limit int, tasks []func(context.Context) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		next  atomic.Int64
-		once  sync.Once
+		mu    sync.Mutex
 		first error
 	)
 	parallel.Do(min(limit, len(tasks)), func(int) {
 		for i := int(next.Add(1) - 1); i < len(tasks) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
 			if err := tasks[i](ctx); err != nil {
-				once.Do(func() { first = err; cancel() })
+				mu.Lock()
+				if first == nil || errors.Is(first, errNoRevision) && !errors.Is(err, errNoRevision) {
+					first = err
+				}
+				mu.Unlock()
+				cancel()
 			}
 		}
 	})
@@ -266,9 +345,19 @@ func newer(a, b string) bool {
 	return errA == nil && errB == nil && x > y
 }
 
-// listInto is the task that lists l into *dst.
+// listInto is the task that lists l into *dst. In a consistent snapshot
+// the first list to answer fixes the revision and every other one waits
+// for it and lists at exactly that revision.
 func listInto[T any, PT metaObject[T], L listObject](t *taker, l lister[T, L], sel metav1.ListOptions, v *versions, dst *[]T) func(context.Context) error {
+	first := t.cut != nil && !t.cut.claim()
 	return func(ctx context.Context) error {
+		if t.cut != nil && !first {
+			rv, err := t.cut.wait(ctx)
+			if err != nil {
+				return err
+			}
+			sel.ResourceVersion, sel.ResourceVersionMatch = rv, metav1.ResourceVersionMatchExact
+		}
 		got, err := all[T, PT](ctx, l, sel, t)
 		if err != nil {
 			return err
