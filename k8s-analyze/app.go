@@ -25,7 +25,8 @@ func app() *cli.App {
 		&cli.StringSliceFlag{Name: "node", Usage: "analyse node `NAME` (repeatable; default: every node of the snapshot)"},
 		&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: "-", Usage: "read the Snapshot from `FILE` (- is stdin)"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "json", Usage: "output `FORMAT`: json, yaml or table"},
-		&cli.StringFlag{Name: "now", Usage: "judge at `TIME` (RFC 3339) instead of the snapshot's capturedAt"},
+		&cli.StringFlag{Name: "now", Usage: "judge at `TIME` (RFC 3339) instead of the snapshot's capturedAt, and measure its age up to TIME"},
+		&cli.DurationFlag{Name: "max-age", Value: analyze.DefaultMaxAge, Usage: "report a snapshot older than `DURATION` (snapshot-stale)"},
 		&cli.DurationFlag{Name: "max-grace", Value: analyze.DefaultMaxGrace, Usage: "report pods whose terminationGracePeriodSeconds exceeds `DURATION`"},
 		&cli.Int64Flag{Name: "max-input", Value: document.DefaultLimit, Usage: "refuse input larger than `BYTES`"},
 	}
@@ -37,14 +38,18 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return command.Usage("%v", err)
 	}
-	opts := analyze.Options{Nodes: c.StringSlice("node"), MaxGrace: c.Duration("max-grace")}
+	opts := analyze.Options{Nodes: c.StringSlice("node"), MaxGrace: c.Duration("max-grace"), MaxAge: c.Duration("max-age"), Wall: time.Now()}
 	if opts.MaxGrace <= 0 {
 		return command.Usage("--max-grace must be positive")
+	}
+	if opts.MaxAge <= 0 {
+		return command.Usage("--max-age must be positive")
 	}
 	if s := c.String("now"); s != "" {
 		if opts.Now, err = time.Parse(time.RFC3339, s); err != nil {
 			return command.Usage("--now: %v", err)
 		}
+		opts.Wall = opts.Now
 	}
 	in := c.App.Reader
 	if f := c.String("file"); f != "-" {

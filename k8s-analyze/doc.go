@@ -10,8 +10,14 @@
 // arithmetic of every PDB covering the node's pods. The checks are listed in
 // CHECKS.md.
 //
-// Time is the snapshot's capturedAt, so the output is deterministic; --now
-// overrides it.
+// Time is the snapshot's capturedAt, so the verdicts are deterministic;
+// --now overrides it.
+//
+// The report's metadata says whether the snapshot is one consistent cut of
+// the cluster (consistent, resourceVersion, from k8s-snapshot) and its age:
+// the clock at analysis (or --now) minus capturedAt. Every node gets a low
+// finding snapshot-inconsistent when the snapshot is not consistent, and
+// snapshot-stale when it is older than --max-age (default 5m).
 //
 // Usage:
 //

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 	"github.com/sentinel-go/sentinel/plumbing/parallel"
 )
@@ -41,7 +42,15 @@ type Options struct {
 	Now time.Time
 	// MaxGrace is the long-grace threshold; zero means DefaultMaxGrace.
 	MaxGrace time.Duration
+	// Wall is when the analysis runs: the snapshot's age is measured up to
+	// it. Zero means the time judged at (Now, else capturedAt).
+	Wall time.Time
+	// MaxAge is the snapshot-stale threshold; zero means DefaultMaxAge.
+	MaxAge time.Duration
 }
+
+// DefaultMaxAge is the age above which a snapshot is reported stale.
+const DefaultMaxAge = 5 * time.Minute
 
 // Analyze grades the drain risk of the nodes of s. It errors, and reports
 // nothing, when s is not internally consistent (see validate) or a requested
@@ -80,6 +89,12 @@ func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 		now = s.Metadata.CapturedAt.Time
 	}
 	a := &analyzer{x: x, now: now, maxGrace: cmp.Or(opts.MaxGrace, DefaultMaxGrace), checks: checksByCode(), useless: map[string][]Finding{}}
+	wall := opts.Wall
+	if wall.IsZero() {
+		wall = now
+	}
+	age := wall.Sub(s.Metadata.CapturedAt.Time).Truncate(time.Second)
+	a.snapshot = a.snapshotFindings(s.Metadata, age, cmp.Or(opts.MaxAge, DefaultMaxAge))
 	// Whether a PDB protects nothing does not depend on the node: judged
 	// once. (Such a PDB covers no pod of any node.)
 	for ns, infos := range x.pdbsByNS {
@@ -94,6 +109,8 @@ func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 		Metadata: Metadata{
 			Now: metav1.NewTime(now), CapturedAt: s.Metadata.CapturedAt,
 			Server: s.Metadata.Server, KubernetesVersion: s.Metadata.KubernetesVersion,
+			ResourceVersion: s.Metadata.ResourceVersion, Consistent: s.Metadata.Consistent,
+			Age: metav1.Duration{Duration: age},
 		},
 		Risk:  Low,
 		Nodes: []Node{},
@@ -129,7 +146,26 @@ type analyzer struct {
 	// useless are the findings of the PDBs that protect nothing, by
 	// namespace.
 	useless map[string][]Finding
-	checks  map[Code]Check
+	// snapshot are the findings about the snapshot itself, on every node.
+	snapshot []Finding
+	checks   map[Code]Check
+}
+
+// snapshotFindings judges the snapshot itself: whether it is one
+// consistent cut, and whether it is older than maxAge.
+func (a *analyzer) snapshotFindings(m snapshot.Metadata, age, maxAge time.Duration) []Finding {
+	captured := m.CapturedAt.UTC().Format(time.RFC3339)
+	subject := Subject{Kind: "Snapshot", Name: captured}
+	var fs []Finding
+	if !m.Consistent {
+		fs = append(fs, a.finding(SnapshotInconsistent, subject, map[string]string{"consistent": "false"},
+			"the snapshot is not one consistent cut of the cluster: each kind was listed at its own moment, so pods, their owners and PDB status may disagree"))
+	}
+	if age > maxAge {
+		fs = append(fs, a.finding(SnapshotStale, subject, map[string]string{"age": age.String(), "maxAge": maxAge.String(), "capturedAt": captured},
+			"the snapshot is %s old, more than --max-age %s: the cluster may have changed since", age, maxAge))
+	}
+	return fs
 }
 
 func (a *analyzer) finding(code Code, subject Subject, evidence map[string]string, format string, args ...any) Finding {
@@ -268,6 +304,8 @@ func (a *analyzer) node(n *view.Object, sc *scratch) Node {
 	for _, ns := range sortedKeys(namespaces) {
 		out.Findings = append(out.Findings, a.useless[ns]...)
 	}
+	// The snapshot's own: every node is judged from it.
+	out.Findings = append(out.Findings, a.snapshot...)
 
 	for i := range states {
 		st := &states[i]

@@ -50,7 +50,7 @@ func pdbYAML(name, spec, status string) string {
 func build(t *testing.T, extra map[string]string) *view.Snapshot {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("apiVersion: sentinel.dev/v1alpha1\nkind: Snapshot\nmetadata: {capturedAt: \"2026-11-29T12:00:00Z\", server: \"https://127.0.0.1:6443\"}\n")
+	b.WriteString("apiVersion: sentinel.dev/v1alpha1\nkind: Snapshot\nmetadata: {capturedAt: \"2026-11-29T12:00:00Z\", server: \"https://127.0.0.1:6443\", resourceVersion: \"42\", consistent: true}\n")
 	for _, s := range sections {
 		items := base[s] + extra[s]
 		if items == "" {
@@ -388,6 +388,71 @@ func TestNowDefaultsToCapturedAt(t *testing.T) {
 	}
 	if got := []string{r.Nodes[0].Name, r.Nodes[1].Name}; !slices.Equal(got, []string{"n1", "n2"}) {
 		t.Errorf("nodes = %v, want every node by name", got)
+	}
+}
+
+// TestSnapshotFindings: an inconsistent snapshot, or one older than
+// MaxAge at the analysis' wall clock, gives every node a low finding; the
+// metadata carries the consistency and the age.
+func TestSnapshotFindings(t *testing.T) {
+	captured := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	tests := map[string]struct {
+		inconsistent bool
+		opts         Options
+		wantCodes    []Code
+		wantAge      time.Duration
+		wantEvidence map[string]string
+	}{
+		"consistent, judged at capturedAt": {wantCodes: []Code{}, wantAge: 0},
+		"consistent, fresh":                {opts: Options{Wall: captured.Add(4*time.Minute + 59*time.Second + 900*time.Millisecond)}, wantCodes: []Code{}, wantAge: 4*time.Minute + 59*time.Second},
+		"consistent, at max age":           {opts: Options{Wall: captured.Add(5 * time.Minute)}, wantCodes: []Code{}, wantAge: 5 * time.Minute},
+		"stale": {opts: Options{Wall: captured.Add(5*time.Minute + time.Second)}, wantCodes: []Code{SnapshotStale}, wantAge: 5*time.Minute + time.Second,
+			wantEvidence: map[string]string{"age": "5m1s", "maxAge": "5m0s", "capturedAt": "2026-11-29T12:00:00Z"}},
+		"stale past a raised max age":  {opts: Options{Wall: captured.Add(2 * time.Hour), MaxAge: time.Hour}, wantCodes: []Code{SnapshotStale}, wantAge: 2 * time.Hour},
+		"fresh under a raised max age": {opts: Options{Wall: captured.Add(2 * time.Hour), MaxAge: 3 * time.Hour}, wantCodes: []Code{}, wantAge: 2 * time.Hour},
+		"age up to --now":              {opts: Options{Now: captured.Add(time.Hour)}, wantCodes: []Code{SnapshotStale}, wantAge: time.Hour},
+		"inconsistent": {inconsistent: true, wantCodes: []Code{SnapshotInconsistent},
+			wantEvidence: map[string]string{"consistent": "false"}},
+		"inconsistent and stale":    {inconsistent: true, opts: Options{Wall: captured.Add(time.Hour)}, wantCodes: []Code{SnapshotInconsistent, SnapshotStale}, wantAge: time.Hour},
+		"clock behind the snapshot": {opts: Options{Wall: captured.Add(-time.Minute)}, wantCodes: []Code{}, wantAge: -time.Minute},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			snap := build(t, map[string]string{"pods": spread})
+			if tc.inconsistent {
+				snap.Metadata.Consistent, snap.Metadata.ResourceVersion = false, ""
+			}
+			r, err := Analyze(snap, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Metadata.Consistent == tc.inconsistent || r.Metadata.Age.Duration != tc.wantAge {
+				t.Errorf("metadata consistent %v age %s, want %v %s", r.Metadata.Consistent, r.Metadata.Age.Duration, !tc.inconsistent, tc.wantAge)
+			}
+			for _, n := range r.Nodes {
+				var got []Code
+				for _, f := range n.Findings {
+					if f.Subject.Kind == "Snapshot" {
+						got = append(got, f.Code)
+						if f.Severity != Low || f.Subject.Name != "2026-11-29T12:00:00Z" {
+							t.Errorf("node %s: %s: severity %s subject %+v, want low about the snapshot captured at 2026-11-29T12:00:00Z", n.Name, f.Code, f.Severity, f.Subject)
+						}
+						if tc.wantEvidence != nil && len(tc.wantCodes) == 1 {
+							if diff := cmp.Diff(tc.wantEvidence, f.Evidence); diff != "" {
+								t.Errorf("evidence (-want +got):\n%s", diff)
+							}
+						}
+					}
+				}
+				if got == nil {
+					got = []Code{}
+				}
+				slices.Sort(got)
+				if diff := cmp.Diff(tc.wantCodes, got); diff != "" {
+					t.Errorf("node %s: snapshot findings (-want +got):\n%s", n.Name, diff)
+				}
+			}
+		})
 	}
 }
 

@@ -43,6 +43,12 @@ const (
 	PVCMissing       Code = "pvc-missing"
 )
 
+// Snapshot checks: about the snapshot itself, reported on every node.
+const (
+	SnapshotInconsistent Code = "snapshot-inconsistent"
+	SnapshotStale        Code = "snapshot-stale"
+)
+
 // Check is what a code stands for: its severity and the fix hint every
 // finding of that code carries.
 type Check struct {
@@ -82,6 +88,8 @@ func Checks() []Check {
 		{PVCMissing, High, "the pod mounts a PersistentVolumeClaim the snapshot does not hold: check it exists; the pod cannot start elsewhere without it"},
 		{EmptyDirDataLoss, Medium, "copy the data out first or accept its loss: emptyDir (and generic ephemeral) volumes are deleted with the pod"},
 		{HostPath, Medium, "the data stays on this node: make sure the workload does not need it elsewhere"},
+		{SnapshotInconsistent, Low, "take the snapshot again with k8s-snapshot's default --consistent (one etcd revision for every list) before acting on the report"},
+		{SnapshotStale, Low, "take a fresh snapshot right before the drain (k8s-snapshot | k8s-analyze), or raise --max-age if the cluster is known to be at rest"},
 	}
 }
 

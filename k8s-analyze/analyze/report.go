@@ -28,6 +28,14 @@ type Metadata struct {
 	CapturedAt        metav1.Time `json:"capturedAt"`
 	Server            string      `json:"server,omitempty"`
 	KubernetesVersion string      `json:"kubernetesVersion,omitempty"`
+	// ResourceVersion is the etcd revision of a consistent snapshot.
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Consistent is the snapshot's metadata.consistent: true when it is one
+	// cut of the cluster at ResourceVersion.
+	Consistent bool `json:"consistent"`
+	// Age is how old the snapshot was when analysed: the analysis' clock
+	// (or --now) minus capturedAt, to the second.
+	Age metav1.Duration `json:"age"`
 }
 
 // Node is the grading of one node's drain.
