@@ -3,7 +3,9 @@
 // whenever the cluster says no.
 //
 //	maintd [--selector LABELS] [--max-nodes-in-maintenance 1] [--workers 4]
-//	       [--health-address ADDR] [--kubeconfig FILE] [--context NAME]
+//	       [--metrics-address ADDR] [--leader-elect [--leader-elect-namespace NS]
+//	       [--leader-elect-name NAME] [--leader-elect-lease-duration 15s]]
+//	       [--kubeconfig FILE] [--context NAME]
 //
 // A MaintenancePlan (maintenance.sentinel.dev/v1alpha1, cluster-scoped,
 // short name mp) names a node, the workloads whose pods may be evicted (or
@@ -38,5 +40,15 @@
 //	kubectl get mp                          node, phase, reason, evicted/total
 //	kubectl get mp NAME -o jsonpath='{.status.history}'
 //
-// SIGINT or SIGTERM lets the calls in flight finish, then exits 0.
+// --metrics-address serves /metrics (maintd_plans by phase,
+// maintd_evictions_total by outcome, maintd_cooldown_seconds by reason,
+// maintd_reconcile_duration_seconds, maintd_workqueue_*,
+// maintd_api_requests_total by code, maintd_leader, Go and process
+// metrics), /healthz and /readyz. With --leader-elect several replicas run
+// and only the holder of a coordination.k8s.io Lease reconciles; the others
+// stand by (maintd_leader 0) and one takes over within the lease duration
+// when the leader dies.
+//
+// SIGINT or SIGTERM lets the calls in flight finish, releases the lease (the
+// next leader starts at once), then exits 0.
 package main

@@ -3,14 +3,14 @@ package main
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/urfave/cli/v2"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,6 +23,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-evict/evict/evictrest"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/controller"
+	"github.com/sentinel-go/sentinel/maintd/metrics"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
 	"github.com/sentinel-go/sentinel/plumbing/kubeflags"
@@ -40,7 +41,11 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "selector", Aliases: []string{"l"}, Usage: "run only the plans with these `LABELS` (e.g. team=infra)"},
 		&cli.IntFlag{Name: "max-nodes-in-maintenance", Value: 1, Usage: "how many plans may hold a cordon at once, cluster-wide"},
 		&cli.IntFlag{Name: "workers", Value: 4, Usage: "plans reconciled in parallel"},
-		&cli.StringFlag{Name: "health-address", Usage: "serve /healthz and /readyz on `ADDR` (e.g. :8081; default: off)"},
+		&cli.StringFlag{Name: "metrics-address", Usage: "serve /metrics, /healthz and /readyz on `ADDR` (e.g. :8080; default: off)"},
+		&cli.BoolFlag{Name: "leader-elect", Usage: "reconcile only while holding the leader Lease (run several replicas, one acts)"},
+		&cli.StringFlag{Name: "leader-elect-namespace", Value: "maintd-system", EnvVars: []string{"POD_NAMESPACE"}, Usage: "`NAMESPACE` of the leader Lease"},
+		&cli.StringFlag{Name: "leader-elect-name", Value: "maintd", Usage: "`NAME` of the leader Lease"},
+		&cli.DurationFlag{Name: "leader-elect-lease-duration", Value: 15 * time.Second, Usage: "how long a lease lasts without renewal: a dead leader's successor takes over within it"},
 	}, kubeflags.Flags()...)
 	return command.New(name, "run MaintenancePlans: cordon, drain under PodDisruptionBudgets, release", doc, flags, run)
 }
@@ -50,16 +55,30 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return command.Usage("invalid --selector %q: %v", c.String("selector"), err)
 	}
-	if c.Int("max-nodes-in-maintenance") < 1 {
+	switch {
+	case c.Int("max-nodes-in-maintenance") < 1:
 		return command.Usage("--max-nodes-in-maintenance must be at least 1, not %d", c.Int("max-nodes-in-maintenance"))
-	}
-	if c.Int("workers") < 1 {
+	case c.Int("workers") < 1:
 		return command.Usage("--workers must be at least 1, not %d", c.Int("workers"))
+	case c.Duration("leader-elect-lease-duration") < 2*time.Second:
+		return command.Usage("--leader-elect-lease-duration must be at least 2s, not %s", c.Duration("leader-elect-lease-duration"))
 	}
 	cfg, err := kubeflags.Options(c, name).Config()
 	if err != nil {
 		return err
 	}
+	log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var ctrl *controller.Controller
+	m := metrics.New(reg, func() map[string]int {
+		if ctrl == nil {
+			return nil
+		}
+		return ctrl.PlansByPhase()
+	})
+	m.RegisterClientGo()
+
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
@@ -72,38 +91,59 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
-
 	ctx := c.Context
-	sch := runtime.NewScheme()
-	if err := scheme.AddToScheme(sch); err != nil {
+	recorder, stopEvents, err := eventRecorder(ctx, client)
+	if err != nil {
 		return err
 	}
-	if err := api.AddToScheme(sch); err != nil {
-		return err
-	}
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
-	broadcaster.StartRecordingToSink(ctx.Done())
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(sch, name)
-
-	ctrl := controller.New(controller.Config{
+	defer stopEvents()
+	ctrl = controller.New(controller.Config{
 		Client: client, Plans: plans, Poster: poster, Selector: sel,
 		MaxNodes: c.Int("max-nodes-in-maintenance"), Log: log, Events: recorder,
+		Metrics: m, QueueMetrics: metrics.NewWorkqueue(reg),
 	})
-	if addr := c.String("health-address"); addr != "" {
-		stop, err := serveHealth(ctx, addr, ctrl.HasSynced, log)
+	var standby atomic.Bool
+	standby.Store(c.Bool("leader-elect"))
+	if addr := c.String("metrics-address"); addr != "" {
+		stop, err := serve(ctx, addr, reg, func() bool { return standby.Load() || ctrl.HasSynced() }, log)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
 	log.Info("maintd starting", "version", command.Version(), "selector", sel.String(), "maxNodesInMaintenance", c.Int("max-nodes-in-maintenance"))
-	if err := ctrl.Run(ctx, c.Int("workers")); err != nil {
+	run := func(ctx context.Context) error { return ctrl.Run(ctx, c.Int("workers")) }
+	if c.Bool("leader-elect") {
+		lease := c.Duration("leader-elect-lease-duration")
+		e := election{namespace: c.String("leader-elect-namespace"), name: c.String("leader-elect-name"),
+			lease: lease, renew: lease * 2 / 3, leader: func(on bool) {
+				standby.Store(!on)
+				m.Leader.Set(map[bool]float64{true: 1}[on])
+			}}
+		err = e.lead(ctx, client, log, run)
+	} else {
+		m.Leader.Set(1)
+		err = run(ctx)
+	}
+	if err != nil {
 		return err
 	}
 	log.Info("maintd stopped")
 	return nil
+}
+
+// eventRecorder records events.k8s.io Events about plans, nodes and pods.
+func eventRecorder(ctx context.Context, client kubernetes.Interface) (events.EventRecorder, func(), error) {
+	sch := runtime.NewScheme()
+	if err := scheme.AddToScheme(sch); err != nil {
+		return nil, nil, err
+	}
+	if err := api.AddToScheme(sch); err != nil {
+		return nil, nil, err
+	}
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	broadcaster.StartRecordingToSink(ctx.Done())
+	return broadcaster.NewRecorder(sch, name), broadcaster.Shutdown, nil
 }
 
 // newPoster sends evictions through client-go's REST client, one request
@@ -114,34 +154,4 @@ func newPoster(cfg *rest.Config) (evict.Poster, error) {
 		return nil, err
 	}
 	return evictrest.New(c), nil
-}
-
-// serveHealth serves /healthz (the process runs) and /readyz (the caches
-// synced) until stop.
-func serveHealth(ctx context.Context, addr string, ready func() bool, log *slog.Logger) (stop func(), err error) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready() {
-			http.Error(w, "caches not synced", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--health-address: %w", err)
-	}
-	log.Info("serving health", "address", l.Addr().String())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	go func() {
-		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("health server", "err", err)
-		}
-	}()
-	return func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
+	"github.com/sentinel-go/sentinel/maintd/metrics"
 )
 
 // Finalizer holds a plan until its cordon is lifted.
@@ -60,6 +62,9 @@ type Config struct {
 	Log *slog.Logger
 	// Events records Kubernetes events (optional).
 	Events events.EventRecorder
+	// Metrics and QueueMetrics instrument the controller (optional).
+	Metrics      *metrics.Metrics
+	QueueMetrics workqueue.MetricsProvider
 }
 
 // Controller reconciles MaintenancePlans.
@@ -89,6 +94,8 @@ type Controller struct {
 	claims map[types.UID]bool
 	// slot serialises the decisions of plans that have not started.
 	slot sync.Mutex
+	// synced is set once every cache has synced.
+	synced atomic.Bool
 }
 
 // New builds a Controller and its informers; Run starts them.
@@ -108,7 +115,7 @@ func New(cfg Config) *Controller {
 	c := &Controller{cfg: cfg, claims: map[types.UID]bool{}}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "maintenanceplans"})
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "maintenanceplans", MetricsProvider: cfg.QueueMetrics})
 
 	c.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
 		informers.WithTransform(stripManagedFields))
@@ -230,6 +237,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return errors.New("the plan cache did not sync")
 	}
+	c.synced.Store(true)
 	c.cfg.Log.Info("caches synced; reconciling", "workers", workers)
 	var wg sync.WaitGroup
 	for range max(workers, 1) {
@@ -246,9 +254,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 }
 
 // HasSynced reports whether every cache has synced.
-func (c *Controller) HasSynced() bool {
-	return c.planInformer.HasSynced() && c.podIndex != nil
-}
+func (c *Controller) HasSynced() bool { return c.synced.Load() }
 
 // next processes one key. A call in flight at shutdown finishes: ctx is not
 // cancelled with the run's.
@@ -258,7 +264,15 @@ func (c *Controller) next(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	start := time.Now()
 	requeue, err := c.reconcile(ctx, key)
+	if m := c.cfg.Metrics; m != nil {
+		result := "ok"
+		if err != nil {
+			result = "error"
+		}
+		m.Reconcile.WithLabelValues(result).Observe(time.Since(start).Seconds())
+	}
 	switch {
 	case err != nil:
 		c.cfg.Log.Error("reconcile", "plan", key, "err", err)
@@ -337,11 +351,45 @@ func (c *Controller) persist(ctx context.Context, p *api.MaintenancePlan, st api
 	if err != nil {
 		return nil, fmt.Errorf("update status: %w", err)
 	}
+	c.changed(out, before, st)
+	return out, nil
+}
+
+// changed logs, records events and counts what a status write changed.
+func (c *Controller) changed(p *api.MaintenancePlan, before, st api.MaintenancePlanStatus) {
 	if before.Phase != st.Phase || before.Reason != st.Reason {
 		c.cfg.Log.Info("plan", "plan", p.Name, "phase", st.Phase, "reason", st.Reason, "message", st.Message)
-		c.event(out, st)
+		c.event(p, st)
 	}
-	return out, nil
+	m := c.cfg.Metrics
+	if m == nil || st.EvictionProgress == nil {
+		return
+	}
+	old := map[string]metav1.Time{}
+	if before.EvictionProgress != nil {
+		for _, cd := range before.EvictionProgress.Cooldowns {
+			old[cd.PDB] = cd.NextActionAt
+		}
+	}
+	now := c.cfg.Now()
+	for _, cd := range st.EvictionProgress.Cooldowns {
+		if t, ok := old[cd.PDB]; !ok || !t.Equal(&cd.NextActionAt) {
+			m.Cooldowns.WithLabelValues(string(cd.Reason)).Observe(max(cd.NextActionAt.Sub(now), 0).Seconds())
+		}
+	}
+}
+
+// PlansByPhase counts the cached plans by phase, for the plans gauge.
+func (c *Controller) PlansByPhase() map[string]int {
+	out := map[string]int{}
+	for _, o := range c.planInformer.GetIndexer().List() {
+		phase := string(o.(*api.MaintenancePlan).Status.Phase)
+		if phase == "" {
+			phase = "New"
+		}
+		out[phase]++
+	}
+	return out
 }
 
 func (c *Controller) event(p *api.MaintenancePlan, st api.MaintenancePlanStatus) {

@@ -38,6 +38,9 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 				}
 			}
 			answers[i].Result, answers[i].Err = res, err
+			if m := c.cfg.Metrics; m != nil && !dry {
+				m.Evictions.WithLabelValues(outcome(res, err)).Inc()
+			}
 			if !dry {
 				c.cfg.Log.Info("evict", "plan", p.Name, "pod", t.Namespace+"/"+t.Name, "uid", t.UID, "outcome", outcome(res, err))
 			}
@@ -54,7 +57,7 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 
 func outcome(res *evict.Result, err error) string {
 	if err != nil {
-		return "error: " + err.Error()
+		return "error"
 	}
 	return string(res.Outcome)
 }
@@ -79,12 +82,9 @@ func (c *Controller) record(ctx context.Context, p *api.MaintenancePlan, apply f
 	for range 5 {
 		q := p.DeepCopy()
 		q.Status = apply(p.Status)
-		_, err := c.cfg.Plans.UpdateStatus(ctx, q)
+		out, err := c.cfg.Plans.UpdateStatus(ctx, q)
 		if err == nil {
-			if q.Status.Phase != p.Status.Phase || q.Status.Reason != p.Status.Reason {
-				c.cfg.Log.Info("plan", "plan", p.Name, "phase", q.Status.Phase, "reason", q.Status.Reason, "message", q.Status.Message)
-				c.event(q, q.Status)
-			}
+			c.changed(out, p.Status, q.Status)
 			return nil
 		}
 		if !isConflict(err) {

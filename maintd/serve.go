@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// serve serves /metrics (reg), /healthz (the process runs) and /readyz
+// (ready() holds) on addr until the returned stop is called.
+func serve(ctx context.Context, addr string, reg *prometheus.Registry, ready func() bool, log *slog.Logger) (stop func(), err error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError), MaxRequestsInFlight: 4, Timeout: 10 * time.Second}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready() {
+			http.Error(w, "caches not synced", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-address: %w", err)
+	}
+	log.Info("serving /metrics, /healthz, /readyz", "address", l.Addr().String())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server", "err", err)
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
+}
+
+// election configures leader election on a coordination.k8s.io Lease.
+type election struct {
+	namespace, name string
+	lease, renew    time.Duration
+	leader          func(bool)
+}
+
+// lead runs run while this process holds the lease. It returns when ctx
+// ends (after run returned and the lease was released, so the next leader
+// starts at once) or when the lease was lost (an error: the process must
+// stop, it may no longer act).
+func (e election) lead(ctx context.Context, client kubernetes.Interface, log *slog.Logger, run func(context.Context) error) error {
+	host, _ := os.Hostname()
+	id := host + "_" + string(uuid.NewUUID())
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: e.namespace, Name: e.name},
+		Client:     client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+	}
+	leCtx, leCancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer leCancel()
+	var leading, lost atomic.Bool
+	var runErr error
+	go func() {
+		<-ctx.Done()
+		if !leading.Load() {
+			leCancel() // standing by: nothing to finish
+		}
+	}()
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   e.lease,
+		RenewDeadline:   e.renew,
+		RetryPeriod:     e.renew / 4,
+		ReleaseOnCancel: true,
+		Name:            e.name,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(lctx context.Context) {
+				leading.Store(true)
+				e.leader(true)
+				log.Info("leading", "lease", e.namespace+"/"+e.name, "identity", id)
+				runCtx, cancel := context.WithCancel(ctx)
+				go func() {
+					select {
+					case <-lctx.Done():
+						if ctx.Err() == nil {
+							lost.Store(true)
+						}
+						cancel()
+					case <-runCtx.Done():
+					}
+				}()
+				runErr = run(runCtx)
+				cancel()
+				leCancel() // release the lease now that nothing is in flight
+			},
+			OnStoppedLeading: func() {
+				e.leader(false)
+				log.Info("stopped leading", "identity", id)
+			},
+			OnNewLeader: func(who string) {
+				if who != id {
+					log.Info("standing by", "leader", who)
+				}
+			},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("leader election: %w", err)
+	}
+	log.Info("waiting for the leader lease", "lease", e.namespace+"/"+e.name, "identity", id)
+	le.Run(leCtx)
+	if lost.Load() {
+		return errors.New("lost the leader lease: stopping so that only one maintd acts")
+	}
+	return runErr
+}
