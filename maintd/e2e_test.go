@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -217,7 +217,9 @@ func TestBlocked(t *testing.T) {
 	}
 	tests := map[string]tcase{
 		"node-not-found": {
-			spec:   func(e env) api.MaintenancePlanSpec { return api.MaintenancePlanSpec{NodeName: e.ns + "-nowhere", AllowAllWorkloads: true} },
+			spec: func(e env) api.MaintenancePlanSpec {
+				return api.MaintenancePlanSpec{NodeName: e.ns + "-nowhere", AllowAllWorkloads: true}
+			},
 			reason: api.NodeNotFound, message: "not found",
 		},
 		"node-occupied by a foreign cordon": {
@@ -293,7 +295,9 @@ func TestBlocked(t *testing.T) {
 		},
 		"target-replaced": {
 			nodes: 2, scenario: "maintd-stall.yaml",
-			spec:   func(e env) api.MaintenancePlanSpec { return api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns)} },
+			spec: func(e env) api.MaintenancePlanSpec {
+				return api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns)}
+			},
 			before: func(t *testing.T, ctx context.Context, e env) { waitReady(t, ctx, e, 4) },
 			during: func(t *testing.T, ctx context.Context, e env, plan string) {
 				stalled(t, ctx, e, plan)

@@ -52,9 +52,9 @@ type env struct {
 	ns, pool string
 	// label is the value of the test label of e's plans and of its
 	// maintd's selector (default: ns).
-	label    string
-	admin    kubernetes.Interface
-	plans    *controller.Plans
+	label string
+	admin kubernetes.Interface
+	plans *controller.Plans
 }
 
 func (e env) node(i int) string { return fmt.Sprintf("%s-%d", e.pool, i) }

@@ -33,7 +33,7 @@ type Prediction struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Outcomes of a prediction (reference/eviction-api.md, "Classification").
+// Outcomes of a prediction, named as k8s-evict classifies real answers.
 const (
 	OutcomeAccepted        = "accepted"
 	OutcomePDBStale        = "pdb-stale"
@@ -67,7 +67,8 @@ const MultiplePDBsMessage = "This pod has more than one PodDisruptionBudget, whi
 
 // EvictableNow predicts the Eviction API's answer for pod, given pdbs, the
 // PodDisruptionBudgets of the pod's namespace (others are ignored), following
-// the apiserver's decision order (reference/eviction-api.md).
+// the apiserver's decision order (its eviction handler, v1.37; the e2e
+// cross-check compares every prediction with a server-side dry run).
 func EvictableNow(pod *view.Pod, pdbs []*view.PodDisruptionBudget) Prediction {
 	return evictableNow(pod, MatchingPDBs(pod, pdbs))
 }

@@ -38,7 +38,7 @@ const (
 	NotOwner Outcome = "not-owner"
 )
 
-// Code is the exit code of an outcome (DESIGN.md §3).
+// Code is the exit code of an outcome (package exitcode's table).
 func (o Outcome) Code() exitcode.Code {
 	switch o {
 	case Cordoned, AlreadyOwned, Uncordoned, NotCordoned:

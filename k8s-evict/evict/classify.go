@@ -49,7 +49,7 @@ const (
 	Unknown Outcome = "unknown"
 )
 
-// Code is the exit code of an outcome (reference/eviction-api.md).
+// Code is the exit code of an outcome (package exitcode's table).
 func (o Outcome) Code() exitcode.Code {
 	switch o {
 	case Accepted, Gone:

@@ -261,7 +261,6 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-
 func everything() labels.Selector { return labels.Everything() }
 
 func derefs[T any](objs []*T) []T {

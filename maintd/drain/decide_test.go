@@ -230,8 +230,10 @@ func TestDecide(t *testing.T) {
 			want: want{phase: api.Cordoning, reason: api.CordonSubmitted, action: Cordon},
 		},
 		"medium finding does not block": {
-			setup: func(w *world) { w.pod("web-1").Reasons = []analyze.Code{analyze.EmptyDirDataLoss, analyze.PDBInsufficientForNode} },
-			want:  want{phase: api.Cordoning, reason: api.CordonSubmitted, action: Cordon},
+			setup: func(w *world) {
+				w.pod("web-1").Reasons = []analyze.Code{analyze.EmptyDirDataLoss, analyze.PDBInsufficientForNode}
+			},
+			want: want{phase: api.Cordoning, reason: api.CordonSubmitted, action: Cordon},
 		},
 		"overlapping PDBs block naming both": {
 			setup: func(w *world) {

@@ -116,7 +116,6 @@ func TestRecord(t *testing.T) {
 	}
 }
 
-
 // TestRefusalThenEventStorm is the 429-flood regression: after a refusal,
 // every reconcile (whatever event caused it) sends nothing to that PDB until
 // its status is newer and allows a disruption.

@@ -1,4 +1,4 @@
-// Package exitcode is sentinel's one exit-code table (DESIGN.md §3) and the
+// Package exitcode is sentinel's one exit-code table and the
 // single mapping from an error to a process exit code.
 //
 //	0 OK       done / safe
