@@ -23,27 +23,7 @@ if [[ -s "$out" ]]; then
 	doc="$root/docs/benchmarks.md"
 	touch "$doc"
 	# Replace this tool's section (up to the next "## " heading), or append it.
-	python3 - "$doc" "$out" <<'PY'
-import sys
-doc, new = sys.argv[1], open(sys.argv[2]).read().rstrip("\n") + "\n"
-head = "## maintd"
-lines = open(doc).read().splitlines(keepends=True)
-out, skip, done = [], False, False
-for l in lines:
-    if l.rstrip("\n") == head:
-        skip, done = True, True
-        out.append(new + "\n")
-        continue
-    if skip and l.startswith("## "):
-        skip = False
-    if not skip:
-        out.append(l)
-if not done:
-    if out and not out[-1].endswith("\n\n"):
-        out.append("\n")
-    out.append(new)
-open(doc, "w").write("".join(out).rstrip("\n") + "\n")
-PY
+	python3 "$root/plumbing/bench/section.py" "$doc" "## maintd" "$out"
 	echo "updated $doc"
 fi
 exit "${status:-0}"
