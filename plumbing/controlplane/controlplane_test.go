@@ -306,20 +306,20 @@ func TestWaitIdle(t *testing.T) {
 }
 
 func TestProcessCPU(t *testing.T) {
-	before, ok := processCPU(os.Getpid())
+	before, ok := ProcessCPU(os.Getpid())
 	if !ok {
-		t.Fatal("processCPU of this process: not read")
+		t.Fatal("ProcessCPU of this process: not read")
 	}
 	deadline := time.Now().Add(200 * time.Millisecond)
 	n := 0
 	for time.Now().Before(deadline) { // burn CPU on purpose
 		n++
 	}
-	after, _ := processCPU(os.Getpid())
+	after, _ := ProcessCPU(os.Getpid())
 	if after-before < 0.05 {
-		t.Errorf("processCPU rose by %.3f s over 0.2 s of busy loop (%d turns), want >= 0.05", after-before, n)
+		t.Errorf("ProcessCPU rose by %.3f s over 0.2 s of busy loop (%d turns), want >= 0.05", after-before, n)
 	}
-	if _, ok := processCPU(-1); ok {
-		t.Error("processCPU(-1) read something")
+	if _, ok := ProcessCPU(-1); ok {
+		t.Error("ProcessCPU(-1) read something")
 	}
 }

@@ -43,15 +43,16 @@ func (cp *ControlPlane) WaitIdle(ctx context.Context, maxCPU float64, window tim
 func cpuSeconds(pids map[string]int) float64 {
 	var sum float64
 	for _, pid := range pids {
-		if t, ok := processCPU(pid); ok {
+		if t, ok := ProcessCPU(pid); ok {
 			sum += t
 		}
 	}
 	return sum
 }
 
-// processCPU reads utime + stime from /proc/PID/stat, in seconds.
-func processCPU(pid int) (float64, bool) {
+// ProcessCPU is the CPU time (user + system, in seconds) process pid has
+// used so far, from /proc/PID/stat; false when it cannot be read.
+func ProcessCPU(pid int) (float64, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, false
