@@ -71,11 +71,11 @@ func run(c *cli.Context) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var ctrl *controller.Controller
-	m := metrics.New(reg, func() map[string]int {
+	m := metrics.New(reg, func() []metrics.Plan {
 		if ctrl == nil {
 			return nil
 		}
-		return ctrl.PlansByPhase()
+		return ctrl.Plans()
 	})
 	m.RegisterClientGo()
 

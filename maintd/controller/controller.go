@@ -379,15 +379,18 @@ func (c *Controller) changed(p *api.MaintenancePlan, before, st api.MaintenanceP
 	}
 }
 
-// PlansByPhase counts the cached plans by phase, for the plans gauge.
-func (c *Controller) PlansByPhase() map[string]int {
-	out := map[string]int{}
+// Plans lists the cached plans for the per-plan metrics (a plan not yet
+// reconciled has phase New).
+func (c *Controller) Plans() []metrics.Plan {
+	var out []metrics.Plan
 	for _, o := range c.planInformer.GetIndexer().List() {
-		phase := string(o.(*api.MaintenancePlan).Status.Phase)
+		p := o.(*api.MaintenancePlan)
+		phase := string(p.Status.Phase)
 		if phase == "" {
 			phase = "New"
 		}
-		out[phase]++
+		out = append(out, metrics.Plan{Name: p.Name, Node: p.Spec.NodeName, Phase: phase, Reason: string(p.Status.Reason),
+			Evicted: int(p.Status.Pods.Evicted), Total: int(p.Status.Pods.Total)})
 	}
 	return out
 }

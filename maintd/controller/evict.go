@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
@@ -43,6 +46,7 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 			}
 			if !dry {
 				c.cfg.Log.Info("evict", "plan", p.Name, "pod", t.Namespace+"/"+t.Name, "uid", t.UID, "outcome", outcome(res, err))
+				c.podEvent(p, t, res, err)
 			}
 		})
 	}
@@ -53,6 +57,22 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 		}
 		return drain.Record(p, st, answers, c.cfg.Now())
 	})
+}
+
+// podEvent records an Event on an evicted pod (the API accepted its
+// eviction) naming the plan and the PDB that allowed it.
+func (c *Controller) podEvent(p *api.MaintenancePlan, t drain.Target, res *evict.Result, err error) {
+	if c.cfg.Events == nil || err != nil || (res.Outcome != evict.Accepted && res.Outcome != evict.AcceptedNotGone) {
+		return
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: t.Name, UID: t.UID}}
+	pod.Kind, pod.APIVersion = "Pod", "v1"
+	budget := "no PodDisruptionBudget governs it"
+	if t.PDB != "" {
+		budget = "PodDisruptionBudget " + t.Namespace + "/" + t.PDB + " allowed it"
+	}
+	c.cfg.Events.Eventf(pod, p, corev1.EventTypeNormal, "Evicted", "Evict",
+		"evicted by MaintenancePlan %s to drain node %s; %s", p.Name, p.Spec.NodeName, budget)
 }
 
 func outcome(res *evict.Result, err error) string {

@@ -24,9 +24,15 @@ type Metrics struct {
 	Requests  *prometheus.CounterVec
 }
 
-// New registers maintd's series in reg. plans reports the number of plans
-// per phase at scrape time.
-func New(reg prometheus.Registerer, plans func() map[string]int) *Metrics {
+// Plan is one cached plan as the per-plan series show it.
+type Plan struct {
+	Name, Node, Phase, Reason string
+	Evicted, Total            int
+}
+
+// New registers maintd's series in reg. plans lists the cached plans at
+// scrape time (nil while standing by).
+func New(reg prometheus.Registerer, plans func() []Plan) *Metrics {
 	m := &Metrics{
 		Evictions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "evictions_total",
 			Help: "Eviction requests sent, by classified outcome (accepted, budget-exhausted, pdb-stale, throttled, forbidden, ...); dry runs not counted."},
@@ -46,19 +52,38 @@ func New(reg prometheus.Registerer, plans func() map[string]int) *Metrics {
 	return m
 }
 
-var planDesc = prometheus.NewDesc(Namespace+"_plans", "MaintenancePlans this maintd runs, by phase.", []string{"phase"}, nil)
+var (
+	plansDesc = prometheus.NewDesc(Namespace+"_plans", "MaintenancePlans this maintd runs, by phase.", []string{"phase"}, nil)
+	phaseDesc = prometheus.NewDesc(Namespace+"_plan_phase",
+		"1 for each MaintenancePlan this maintd runs, labelled with its node, phase and reason.", []string{"plan", "node", "phase", "reason"}, nil)
+	evictedDesc = prometheus.NewDesc(Namespace+"_plan_evicted_pods", "Pods of the plan's node evicted so far (status.pods.evicted).", []string{"plan", "node"}, nil)
+	podsDesc    = prometheus.NewDesc(Namespace+"_plan_pods", "Pods of the plan's node to evict (status.pods.total).", []string{"plan", "node"}, nil)
+)
 
-// planCollector counts the plans in the cache when scraped.
-type planCollector struct{ count func() map[string]int }
+// planCollector reports the plans in the cache when scraped: counts by
+// phase, and per plan its phase and progress (the alert rules' inputs).
+type planCollector struct{ list func() []Plan }
 
-func (planCollector) Describe(ch chan<- *prometheus.Desc) { ch <- planDesc }
+func (planCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- plansDesc
+	ch <- phaseDesc
+	ch <- evictedDesc
+	ch <- podsDesc
+}
 
 func (c planCollector) Collect(ch chan<- prometheus.Metric) {
-	if c.count == nil {
+	if c.list == nil {
 		return
 	}
-	for phase, n := range c.count() {
-		ch <- prometheus.MustNewConstMetric(planDesc, prometheus.GaugeValue, float64(n), phase)
+	byPhase := map[string]int{}
+	for _, p := range c.list() {
+		byPhase[p.Phase]++
+		ch <- prometheus.MustNewConstMetric(phaseDesc, prometheus.GaugeValue, 1, p.Name, p.Node, p.Phase, p.Reason)
+		ch <- prometheus.MustNewConstMetric(evictedDesc, prometheus.GaugeValue, float64(p.Evicted), p.Name, p.Node)
+		ch <- prometheus.MustNewConstMetric(podsDesc, prometheus.GaugeValue, float64(p.Total), p.Name, p.Node)
+	}
+	for phase, n := range byPhase {
+		ch <- prometheus.MustNewConstMetric(plansDesc, prometheus.GaugeValue, float64(n), phase)
 	}
 }
 
