@@ -41,13 +41,22 @@
 //	kubectl get mp NAME -o jsonpath='{.status.history}'
 //
 // --metrics-address serves /metrics (maintd_plans by phase,
-// maintd_evictions_total by outcome, maintd_cooldown_seconds by reason,
+// maintd_plan_phase, maintd_plan_evicted_pods and maintd_plan_pods per
+// plan, maintd_evictions_total by outcome, maintd_cooldown_seconds by reason,
 // maintd_reconcile_duration_seconds, maintd_workqueue_*,
 // maintd_api_requests_total by code, maintd_leader, Go and process
 // metrics), /healthz and /readyz. With --leader-elect several replicas run
 // and only the holder of a coordination.k8s.io Lease reconciles; the others
 // stand by (maintd_leader 0) and one takes over within the lease duration
 // when the leader dies.
+//
+// Events (events.k8s.io) go to the plan for every step, to the node for
+// each cordon and uncordon, and to each evicted pod, naming the plan and
+// the PodDisruptionBudget that allowed the eviction.
+//
+// In a cluster: kubectl apply -k maintd/deploy --server-side (the CRD, a
+// ServiceAccount with least privilege, two replicas with leader election);
+// docs/maintd.md in the repository describes it.
 //
 // SIGINT or SIGTERM lets the calls in flight finish, releases the lease (the
 // next leader starts at once), then exits 0.
