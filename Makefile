@@ -16,7 +16,13 @@ MODULES       = $(shell go list -m -f '{{.Dir}}')
 STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN := $(CACHE)/tools/controller-gen-$(CONTROLLER_GEN_VERSION)
-FUZZTIME     ?= 10s
+# make test fuzzes each target for TEST_FUZZTIME, make fuzz for FUZZTIME;
+# FUZZPARALLEL is go test's -parallel for the fuzzers: workers per target
+# (1 keeps a shared machine usable; $$(nproc) is Go's default).
+TEST_FUZZTIME ?= 10s
+FUZZTIME     ?= 5m
+FUZZPARALLEL ?= 1
+TOOLS        := k8s-snapshot k8s-analyze k8s-cordon k8s-evict maintd meminfo-exporter sentinel-cluster
 NODES        ?= 4
 
 .PHONY: help
@@ -53,8 +59,18 @@ $(CONTROLLER_GEN):
 .PHONY: test
 test: deps kube-bins build check-generated ## unit, golden, control-plane e2e (-race), fuzz (bounded), demo
 	@for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test -race -count=1 -timeout 30m ./...); done
-	@.ci/fuzz.sh $(FUZZTIME) $(MODULES)
+	@FUZZPARALLEL=$(FUZZPARALLEL) .ci/fuzz.sh $(TEST_FUZZTIME) $(MODULES)
 	@$(MAKE) --no-print-directory demo
+
+.PHONY: fuzz
+fuzz: ## every fuzz target for FUZZTIME (default 5m) with FUZZPARALLEL workers (default 1); failing inputs stay in testdata/fuzz
+	@FUZZPARALLEL=$(FUZZPARALLEL) .ci/fuzz.sh $(FUZZTIME) $(MODULES)
+
+.PHONY: docs
+docs: build ## docs/tools/<tool>.md, each tool's manual page, from its help (tests fail when they are stale)
+	@mkdir -p docs/tools
+	@for t in $(TOOLS); do bin/$$t manual > docs/tools/$$t.md; done
+	@ls docs/tools
 
 .PHONY: lint
 lint: ## go vet and staticcheck on every module

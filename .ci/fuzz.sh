@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of the given modules for a bounded time each.
-# usage: fuzz.sh FUZZTIME MODULE_DIR...
+# usage: [FUZZPARALLEL=N] fuzz.sh FUZZTIME MODULE_DIR...
+# FUZZPARALLEL is go test's -parallel: fuzzing workers per target (default:
+# GOMAXPROCS).
 #
 # Go 1.26's fuzz coordinator can fail a target with a bare "context
 # deadline exceeded" when -fuzztime ends while a worker is mid-call
@@ -9,6 +11,8 @@
 # or fails any other way, fails at once.
 set -euo pipefail
 fuzztime="$1"; shift
+parallel=()
+[[ -n "${FUZZPARALLEL:-}" ]] && parallel=(-parallel="$FUZZPARALLEL")
 n=0
 for mod in "$@"; do
 	while IFS= read -r file; do
@@ -18,7 +22,7 @@ for mod in "$@"; do
 				echo "== fuzz $target in ${mod##*/}/${pkg#./} for $fuzztime"
 				log="$(mktemp)"
 				status=0
-				(cd "$mod" && go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$pkg") 2>&1 | tee "$log" || status=$?
+				(cd "$mod" && go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "${parallel[@]}" "$pkg") 2>&1 | tee "$log" || status=$?
 				race=0
 				if ((status != 0)) && grep -q 'context deadline exceeded' "$log" && ! grep -qE 'Failing input written|panic:|_test\.go:[0-9]+:' "$log"; then
 					race=1

@@ -1,9 +1,6 @@
 // K8s-cordon cordons a node on behalf of a named owner, or releases that
 // owner's cordon, with one guarded write, and prints a CordonResult.
 //
-//	k8s-cordon --node NAME --owner ID [--reason TEXT] [--expect-uid UID] [-o json|yaml|table]
-//	k8s-cordon --uncordon --node NAME --owner ID [--expect-uid UID] [-o json|yaml|table]
-//
 // Cordon reads the node, checks its UID when --expect-uid is given, decides,
 // and sends at most one JSON merge patch carrying the resourceVersion it
 // read: it sets spec.unschedulable and the annotations
@@ -37,11 +34,6 @@
 // write that could not be read back; nothing reliable was done and, except
 // for the last case, nothing is printed on stdout.
 //
-// Permissions: get and patch on nodes.
-//
-// Examples:
-//
-//	k8s-cordon --node node-1 --owner change-4711 --reason "kernel update"
-//	k8s-cordon --node node-1 --owner change-4711 -o table
-//	k8s-cordon --uncordon --node node-1 --owner change-4711
+// Permissions: get and patch on nodes (the manual links the ClusterRole
+// that grants exactly these).
 package main

@@ -37,10 +37,32 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "reason", Usage: "why, recorded on the node with the cordon (`TEXT`)"},
 		&cli.StringFlag{Name: "expect-uid", Usage: "refuse unless the node's UID is `UID`"},
 		&cli.BoolFlag{Name: "uncordon", Usage: "release --owner's cordon instead of setting one"},
-		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on the whole run"},
+		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "bound on the whole run (`DURATION`)"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "json", Usage: "output `FORMAT`: json, yaml or table"},
 	}, kubeflags.Flags()...)
-	return command.New(name, "cordon a node for an owner, or release it, with one guarded write", doc, flags, run)
+	return command.Tool{
+		Name:    name,
+		Summary: "cordon a node for an owner, or release it, with one guarded write",
+		Synopsis: []string{
+			"k8s-cordon --node NAME --owner ID [--reason TEXT] [--expect-uid UID] [-o json|yaml|table]",
+			"k8s-cordon --uncordon --node NAME --owner ID [--expect-uid UID] [-o json|yaml|table]",
+		},
+		Doc: doc,
+		Examples: []command.Example{
+			{Comment: "Cordon node-1 for change-4711, recording why on the node", Command: `k8s-cordon --node node-1 --owner change-4711 --reason "kernel update"`},
+			{Comment: "The same, answered as a table", Command: "k8s-cordon --node node-1 --owner change-4711 -o table"},
+			{Comment: "Cordon only if node-1 is still the node that was analysed", Command: `k8s-cordon --node node-1 --owner change-4711 --expect-uid "$(jq -r '.nodes[0].metadata.uid' snapshot.json)"`},
+			{Comment: "Release change-4711's cordon when the work is done", Command: "k8s-cordon --uncordon --node node-1 --owner change-4711"},
+		},
+		ExitCodes: []command.ExitCode{
+			{Code: exitcode.OK, Meaning: "cordoned, already-owned, uncordoned or not-cordoned"},
+			{Code: exitcode.Error, Meaning: "bad flags, unknown node, API server unreachable or refusing, or a write not read back"},
+			{Code: exitcode.Blocked, Meaning: "occupied, uid-mismatch or not-owner: nothing written, a human must act"},
+		},
+		Files:  []command.File{{Path: "k8s-cordon/deploy/rbac.yaml", What: "the ClusterRole that grants exactly the permissions above"}},
+		Flags:  flags,
+		Action: run,
+	}.App()
 }
 
 func run(c *cli.Context) error {

@@ -29,16 +29,9 @@ func TestRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The binding reaches the authorizer's cache quickly, not instantly:
-	// poll until the first answer is not an error.
-	var o outcome
-	for {
-		o = cordonAs(ctx, controlplane.Admin, "--kubeconfig", kubeconfig, "--node", node, "--owner", "rbac")
-		if o.code != 1 || ctx.Err() != nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	// BindServiceAccount returned once the authorizer knows the binding:
+	// the first answer is the role's.
+	o := cordonAs(ctx, controlplane.Admin, "--kubeconfig", kubeconfig, "--node", node, "--owner", "rbac")
 	want := summary{Action: cordon.Cordoned, Owner: "rbac", Unschedulable: true, Observed: true}
 	if diff := cmp.Diff(want, summarize(t, o)); diff != "" {
 		t.Fatalf("cordon as the ServiceAccount (-want +got):\n%s\nstderr: %s", diff, o.stderr)

@@ -1,9 +1,6 @@
 // K8s-evict asks the Eviction API, exactly once, to evict one pod, and
 // prints the classified answer as an EvictionResult.
 //
-//	k8s-evict --namespace NS --pod NAME [--uid UID] [--timeout 10s] [--wait D]
-//	          [--dry-run] [--max-retry-after 60s] [-o json|yaml|table]
-//
 // At most one POST pods/NAME/eviction per run, never a DELETE. It goes
 // through client-go's REST client with its retries switched off: by
 // default client-go silently retries answers that carry Retry-After, up to
@@ -54,12 +51,7 @@
 // print an error on stderr, nothing on stdout, and exit 1.
 //
 // Permissions: create on pods/eviction; with --uid also get on pods; with
-// --wait get, list and watch on pods; to name overlapping PDBs, get on pods and list on
-// poddisruptionbudgets (deploy/rbac.yaml grants exactly these).
-//
-// Examples:
-//
-//	k8s-evict --namespace shop --pod web-7d9f-abcde --uid 3f1c...
-//	k8s-evict -n shop --pod web-7d9f-abcde --wait 60s -o table
-//	k8s-evict -n shop --pod web-7d9f-abcde --dry-run; echo $?
+// --wait get, list and watch on pods; to name overlapping PDBs, get on pods
+// and list on poddisruptionbudgets (the manual links the ClusterRole that
+// grants exactly these).
 package main

@@ -33,13 +33,36 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "namespace", Aliases: []string{"n"}, Usage: "the pod's `NAMESPACE`"},
 		&cli.StringFlag{Name: "pod", Usage: "the pod `NAME`"},
 		&cli.StringFlag{Name: "uid", Usage: "evict only the pod with this `UID`: checked before, sent as the precondition"},
-		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "bound on each request: the read of the pod, the eviction"},
+		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "bound on each request, the read of the pod and the eviction (`DURATION`)"},
 		&cli.DurationFlag{Name: "wait", Usage: "after an accepted eviction, wait up to `D` for the pod to be gone"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "server-side dry run (dryRun=All): check, change nothing"},
-		&cli.DurationFlag{Name: "max-retry-after", Value: time.Minute, Usage: "cap on the reported retryAfterSeconds"},
+		&cli.DurationFlag{Name: "max-retry-after", Value: time.Minute, Usage: "cap on the reported retryAfterSeconds (`DURATION`)"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "json", Usage: "output `FORMAT`: json, yaml or table"},
 	}, kubeflags.Flags()...)
-	return command.New(name, "evict one pod through the Eviction API, exactly once, and classify the answer", doc, flags, run)
+	return command.Tool{
+		Name:    name,
+		Summary: "evict one pod through the Eviction API, exactly once, and classify the answer",
+		Synopsis: []string{
+			"k8s-evict --namespace NS --pod NAME [--uid UID] [--timeout 10s] [--wait D]",
+			"          [--dry-run] [--max-retry-after 60s] [-o json|yaml|table]",
+		},
+		Doc: doc,
+		Examples: []command.Example{
+			{Comment: "Evict one pod, only if it is still the pod with this UID", Command: "k8s-evict --namespace shop --pod web-7d9f-abcde --uid 3f1c2a9e-5b7d-4c1a-9e2f-0a1b2c3d4e5f"},
+			{Comment: "Evict and wait up to a minute for the pod to be gone, answered as a table", Command: "k8s-evict -n shop --pod web-7d9f-abcde --wait 60s -o table"},
+			{Comment: "Ask whether the eviction would be allowed now, changing nothing", Command: "k8s-evict -n shop --pod web-7d9f-abcde --dry-run; echo $?"},
+			{Comment: "Evict every pod k8s-analyze would evict on node-1, one at a time", Command: `k8s-snapshot --node node-1 | k8s-analyze --node node-1 | jq -r '.nodes[].pods[] | select(.action=="evict") | "\(.namespace) \(.name) \(.uid)"' | while read -r ns pod uid; do k8s-evict -n "$ns" --pod "$pod" --uid "$uid" --wait 2m || break; done`},
+		},
+		ExitCodes: []command.ExitCode{
+			{Code: exitcode.OK, Meaning: "accepted, or gone (nothing left to evict)"},
+			{Code: exitcode.Error, Meaning: "bad input, unreachable API server, or unknown: the eviction may or may not have happened"},
+			{Code: exitcode.NotNow, Meaning: "pdb-stale, budget-exhausted, throttled, contention or accepted-not-gone: retry later"},
+			{Code: exitcode.Blocked, Meaning: "pdb-overlap or forbidden: a human must act"},
+		},
+		Files:  []command.File{{Path: "k8s-evict/deploy/rbac.yaml", What: "the ClusterRole that grants exactly the permissions above"}},
+		Flags:  flags,
+		Action: run,
+	}.App()
 }
 
 func run(c *cli.Context) error {

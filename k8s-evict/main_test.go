@@ -527,6 +527,9 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(te *testscript.Env) error {
+			if err := scripttest.SetRepo(te); err != nil {
+				return err
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			e, err := setup(ctx, "evict-budget.yaml")

@@ -2,8 +2,6 @@
 // stdout: the objects that judging a node drain needs, as real Kubernetes
 // objects inside one sentinel.dev/v1alpha1 Snapshot document.
 //
-//	k8s-snapshot [--node NAME]... [-o json|yaml] [--full] [--consistent=false] [--chunk-size N] [--timeout D]
-//
 // The document holds metadata (capturedAt, the API server URL, the
 // Kubernetes version, the scope, resourceVersion: the one etcd revision the
 // whole snapshot was read at, consistent: whether it was, and the list
@@ -39,9 +37,9 @@
 // as kubectl does, for servers that refuse exact lists: the document then
 // says consistent: false and has no resourceVersion.
 //
-// Reads only: every request is a get or a list; deploy/rbac.yaml is the
-// ClusterRole sentinel-snapshot-reader that grants exactly those. Lists
-// use protobuf, are paginated (--chunk-size) and run a few at a time
+// Reads only: every request is a get or a list, on the resources above
+// (the manual links the ClusterRole that grants exactly those). Lists use
+// protobuf, are paginated (--chunk-size) and run a few at a time
 // (--parallel); with --consistent=false a list whose continue token
 // expired (410 Gone) starts again from its first page, said on stderr.
 // --timeout bounds the whole run. If any list fails nothing is written to stdout: the error names the
@@ -49,12 +47,4 @@
 // unreachable server, no answer within the timeout) and the exit code is 1.
 // With --progress (the default when stderr is a terminal) every finished
 // list prints its count on stderr.
-//
-// Exit codes: 0 the snapshot is on stdout; 1 error, nothing on stdout.
-//
-// Examples:
-//
-//	k8s-snapshot > cluster.json
-//	k8s-snapshot --node node-1 | k8s-analyze --node node-1 -o table
-//	k8s-snapshot --node node-1 --node node-2 -o yaml --timeout 10s
 package main

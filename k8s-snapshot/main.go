@@ -16,6 +16,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-snapshot/take"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/document"
+	"github.com/sentinel-go/sentinel/plumbing/exitcode"
 	"github.com/sentinel-go/sentinel/plumbing/kubeflags"
 )
 
@@ -32,12 +33,29 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "json", Usage: "output `FORMAT`: json or yaml"},
 		&cli.BoolFlag{Name: "full", Usage: "keep managedFields and the last-applied annotation"},
 		&cli.BoolFlag{Name: "consistent", Value: true, Usage: "read every list at the one revision the first list fixes (false: each kind at its latest, for servers that refuse exact lists)"},
-		&cli.Int64Flag{Name: "chunk-size", Value: take.DefaultChunkSize, Usage: "objects per list page"},
-		&cli.IntFlag{Name: "parallel", Value: take.DefaultParallel, Usage: "lists in flight at once"},
-		&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on the whole run"},
+		&cli.Int64Flag{Name: "chunk-size", Value: take.DefaultChunkSize, Usage: "`N` objects per list page"},
+		&cli.IntFlag{Name: "parallel", Value: take.DefaultParallel, Usage: "`N` lists in flight at once"},
+		&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on the whole run (`DURATION`)"},
 		&cli.BoolFlag{Name: "progress", Usage: "print per-list counts on stderr (default: when stderr is a terminal)"},
 	}, kubeflags.Flags()...)
-	return command.New(name, "write a read-only cluster Snapshot to stdout", doc, flags, snap)
+	return command.Tool{
+		Name:     name,
+		Summary:  "write a consistent, read-only cluster Snapshot to stdout",
+		Synopsis: []string{"k8s-snapshot [--node NAME]... [-o json|yaml] [--full] [--consistent=false] [--chunk-size N] [--timeout D]"},
+		Doc:      doc,
+		Examples: []command.Example{
+			{Comment: "The whole cluster, to a file", Command: "k8s-snapshot > cluster.json"},
+			{Comment: "What a drain of node-1 needs, graded at once", Command: "k8s-snapshot --node node-1 | k8s-analyze --node node-1 -o table"},
+			{Comment: "Two nodes, as YAML, giving up after 10 seconds", Command: "k8s-snapshot --node node-1 --node node-2 -o yaml --timeout 10s"},
+		},
+		ExitCodes: []command.ExitCode{
+			{Code: exitcode.OK, Meaning: "the snapshot is on stdout"},
+			{Code: exitcode.Error, Meaning: "an error (a list failed, an unknown node, bad flags): nothing on stdout"},
+		},
+		Files:  []command.File{{Path: "k8s-snapshot/deploy/rbac.yaml", What: "the ClusterRole that grants exactly the permissions above"}},
+		Flags:  flags,
+		Action: snap,
+	}.App()
 }
 
 func snap(c *cli.Context) error {

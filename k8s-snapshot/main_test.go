@@ -55,6 +55,9 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
+			if err := scripttest.SetRepo(env); err != nil {
+				return err
+			}
 			script := strings.TrimPrefix(filepath.Base(env.WorkDir), "script-")
 			env.Setenv("KUBECONFIG", cp.Kubeconfig(controlplane.Admin))
 			env.Setenv("HOME", env.WorkDir)
@@ -71,6 +74,7 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"exits":      scripttest.Exits,
 			"nodes":      cmdNodes,
 			"apply":      cmdApply,
 			"settle":     cmdSettle,

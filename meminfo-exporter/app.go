@@ -15,6 +15,7 @@ import (
 
 	"github.com/sentinel-go/sentinel/meminfo-exporter/exporter"
 	"github.com/sentinel-go/sentinel/plumbing/command"
+	"github.com/sentinel-go/sentinel/plumbing/exitcode"
 )
 
 func env(flag string) []string {
@@ -28,11 +29,36 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "cgroupfs", Value: "/sys/fs/cgroup", Usage: "cgroup filesystem `DIR`", EnvVars: env("cgroupfs")},
 		&cli.StringFlag{Name: "collectors", Usage: "comma-separated `LIST` of " + strings.Join(exporter.Names(), ", ") + " (default: those available)", EnvVars: env("collectors")},
 		&cli.BoolFlag{Name: "disable-exporter-metrics", Usage: "leave out the go_*, process_* and promhttp_* metrics", EnvVars: env("disable-exporter-metrics")},
-		&cli.IntFlag{Name: "max-requests", Value: 40, Usage: "concurrent /metrics requests served at most (0: no bound)", EnvVars: env("max-requests")},
-		&cli.IntFlag{Name: "gomaxprocs", Value: 1, Usage: "CPUs the Go runtime runs on at once (0: Go's default, the CPUs or the cgroup's quota)", EnvVars: append(env("gomaxprocs"), "GOMAXPROCS")},
+		&cli.IntFlag{Name: "max-requests", Value: 40, Usage: "`N` concurrent /metrics requests served at most (0: no bound)", EnvVars: env("max-requests")},
+		&cli.IntFlag{Name: "gomaxprocs", Value: 1, Usage: "`N` CPUs the Go runtime runs on at once (0: Go's default, the CPUs or the cgroup's quota)", EnvVars: append(env("gomaxprocs"), "GOMAXPROCS")},
 		&cli.DurationFlag{Name: "timeout", Usage: "`DURATION` after which a /metrics request fails with 503 (default 0: none; Prometheus has its own scrape_timeout)", EnvVars: env("timeout")},
 	}
-	return command.New("meminfo-exporter", "Prometheus exporter of /proc/meminfo and the memory cgroup", doc, flags, run)
+	return command.Tool{
+		Name:    "meminfo-exporter",
+		Summary: "Prometheus exporter of /proc/meminfo and the memory cgroup",
+		Synopsis: []string{
+			"meminfo-exporter [--listen :9101] [--procfs /proc] [--cgroupfs /sys/fs/cgroup]",
+			"                 [--collectors meminfo,cgroup,pressure] [--disable-exporter-metrics]",
+			"                 [--max-requests 40] [--timeout 0s] [--gomaxprocs 1]",
+		},
+		Doc: doc,
+		Examples: []command.Example{
+			{Comment: "Serve on the loopback interface only", Command: "meminfo-exporter --listen 127.0.0.1:9101"},
+			{Comment: "The container's available memory, as the exporter last read it", Command: "curl -s 'http://127.0.0.1:9101/meminfo?field=MemAvailable'"},
+			{Comment: "Only the cgroup collectors, configured from the environment", Command: "MEMINFO_EXPORTER_COLLECTORS=cgroup,pressure meminfo-exporter"},
+		},
+		ExitCodes: []command.ExitCode{
+			{Code: exitcode.OK, Meaning: "stopped cleanly on SIGINT or SIGTERM"},
+			{Code: exitcode.Error, Meaning: "bad flags, or it cannot listen"},
+		},
+		Files: []command.File{
+			{Path: "meminfo-exporter/deploy/sidecar.yaml", What: "the exporter as a sidecar container, with its probes"},
+			{Path: "meminfo-exporter/deploy/alerts.yaml", What: "Prometheus alerting rules on its metrics"},
+			{Path: "meminfo-exporter/README.md", What: "the metrics, how they are read, and the figures measured"},
+		},
+		Flags:  flags,
+		Action: run,
+	}.App()
 }
 
 func run(c *cli.Context) error {

@@ -4,12 +4,6 @@
 //
 // Every value is read when /metrics is scraped; nothing runs on a timer.
 //
-// Usage:
-//
-//	meminfo-exporter [--listen :9101] [--procfs /proc] [--cgroupfs /sys/fs/cgroup]
-//	                 [--collectors meminfo,cgroup,pressure] [--disable-exporter-metrics]
-//	                 [--max-requests 40] [--timeout 0s] [--gomaxprocs 1]
-//
 // Every flag can also be set by an environment variable MEMINFO_EXPORTER_<FLAG>,
 // e.g. MEMINFO_EXPORTER_LISTEN=127.0.0.1:9101.
 //
@@ -40,6 +34,5 @@
 //	/meminfo   JSON of the last successful read of /proc/meminfo;
 //	           ?field=MemAvailable for one field
 //
-// The exporter stops on SIGINT or SIGTERM. Exit status: 0 after a clean stop,
-// 1 on bad flags or when it cannot listen.
+// The exporter stops on SIGINT or SIGTERM.
 package main

@@ -1,25 +1,27 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/sentinel-go/sentinel/plumbing/scripttest"
 
 	"github.com/sentinel-go/sentinel/plumbing/command"
 )
@@ -42,35 +44,126 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
+			if err := scripttest.SetRepo(env); err != nil {
+				return err
+			}
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("FIXTURES", fixtures)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"freeport":  cmdFreeport,
+			"exits":     scripttest.Exits,
+			"exporter":  cmdExporter,
 			"fetch":     cmdFetch,
 			"promcheck": cmdPromcheck,
 		},
 	})
 }
 
-// freeport VAR: sets $VAR to a free TCP port on 127.0.0.1.
-func cmdFreeport(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: freeport VAR")
+// exporter start VAR ARGS...: starts meminfo-exporter --listen
+// 127.0.0.1:0 ARGS... and sets $VAR to the address it reports listening
+// on (the kernel picks the port: no port is chosen before the exporter
+// binds it). exporter stop: SIGINT, then the exporter must exit 0; its
+// stdout and stderr become the command's. A script's exporter still
+// running at its end is killed.
+func cmdExporter(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: exporter start VAR ARGS... | exporter stop")
 	}
-	port, err := freePort()
-	ts.Check(err)
-	ts.Setenv(args[0], strconv.Itoa(port))
+	switch {
+	case args[0] == "start" && len(args) >= 2:
+		if _, ok := exporters.Load(ts); ok {
+			ts.Fatalf("exporter: already started")
+		}
+		p, err := startExporter(ts, args[2:])
+		ts.Check(err)
+		exporters.Store(ts, p)
+		ts.Defer(func() {
+			if _, ok := exporters.LoadAndDelete(ts); ok {
+				_ = p.cmd.Process.Kill()
+				<-p.done
+			}
+		})
+		ts.Setenv(args[1], p.addr)
+	case args[0] == "stop" && len(args) == 1:
+		v, ok := exporters.LoadAndDelete(ts)
+		if !ok {
+			ts.Fatalf("exporter: not started")
+		}
+		p := v.(*exporterProc)
+		ts.Check(p.cmd.Process.Signal(os.Interrupt))
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+			ts.Fatalf("exporter: still running 10s after SIGINT")
+		}
+		ts.Stdout().Write(p.stdout.Bytes())
+		ts.Stderr().Write(p.stderr.Bytes())
+		if p.err != nil {
+			ts.Fatalf("exporter: %v", p.err)
+		}
+	default:
+		ts.Fatalf("usage: exporter start VAR ARGS... | exporter stop")
+	}
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// exporters are the running exporters, one per script.
+var exporters sync.Map // *testscript.TestScript -> *exporterProc
+
+type exporterProc struct {
+	cmd            *exec.Cmd
+	addr           string
+	stdout, stderr bytes.Buffer // read only after done is closed
+	done           chan struct{}
+	err            error // the exit, once done is closed
+}
+
+var listeningOn = regexp.MustCompile(`^meminfo-exporter: listening on (\S+);`)
+
+func startExporter(ts *testscript.TestScript, args []string) (*exporterProc, error) {
+	bin, err := exec.LookPath("meminfo-exporter") // testscript.Main put it on PATH
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	p := &exporterProc{done: make(chan struct{})}
+	p.cmd = exec.Command(bin, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
+	p.cmd.Dir = ts.Getenv("WORK")
+	for _, k := range []string{"PATH", "HOME", "WORK", "TMPDIR"} {
+		p.cmd.Env = append(p.cmd.Env, k+"="+ts.Getenv(k))
+	}
+	p.cmd.Stdout = &p.stdout
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			p.stderr.WriteString(line + "\n")
+			if m := listeningOn.FindStringSubmatch(line); m != nil {
+				addr <- m[1]
+			}
+		}
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	select {
+	case p.addr = <-addr:
+		return p, nil
+	case <-p.done:
+		return nil, fmt.Errorf("exporter exited before listening (%v):\n%s", p.err, p.stderr.String())
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return nil, fmt.Errorf("exporter did not report listening within 10s:\n%s", p.stderr.String())
+	}
 }
 
 // fetch [-status CODE] [-accept TYPE] [-normalize] URL: GETs URL, waiting

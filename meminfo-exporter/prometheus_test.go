@@ -10,7 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"testing"
 	"time"
 
@@ -53,15 +53,10 @@ scrape_configs:
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	promAddr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(prometheus,
 		"--config.file="+filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+promAddr,
+		"--web.listen-address=127.0.0.1:0", // the kernel picks the port; the log says which
 	)
 	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
@@ -81,6 +76,11 @@ scrape_configs:
 		}
 	}()
 
+	promAddr, err := promListening(ctx, filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	const want = "24318812160" // 23748840 kB
 	query := "http://" + promAddr + "/api/v1/query?query=" + url.QueryEscape("meminfo_MemAvailable_bytes")
 	var last string
@@ -94,6 +94,26 @@ scrape_configs:
 		case <-ctx.Done():
 			t.Fatalf("meminfo_MemAvailable_bytes never became %s: last %s", want, last)
 		case <-time.After(200 * time.Millisecond): // polling Prometheus until its first scrapes are in
+		}
+	}
+}
+
+var promListeningOn = regexp.MustCompile(`msg="Listening on" address=(\S+)`)
+
+// promListening is the address Prometheus reports listening on in its log.
+func promListening(ctx context.Context, logPath string) (string, error) {
+	for {
+		log, err := os.ReadFile(logPath)
+		if err != nil {
+			return "", err
+		}
+		if m := promListeningOn.FindSubmatch(log); m != nil {
+			return string(m[1]), nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("prometheus did not report listening: %w; log:\n%s", ctx.Err(), log)
+		case <-time.After(100 * time.Millisecond): // polling the log until Prometheus listens
 		}
 	}
 }

@@ -125,7 +125,8 @@ func NewResult(namespace, name string) *Result {
 	return &Result{Header: document.NewHeader(Kind), Namespace: namespace, Pod: name}
 }
 
-// The messages the Eviction API uses (pkg/registry/core/pod/storage/eviction.go).
+// The messages of the Eviction API that tell its answers apart (kube-apiserver
+// v1.37.2; docs/eviction-api.md has each answer and the test that shows it).
 const (
 	overlapMessage = "more than one PodDisruptionBudget"
 	staleCause     = "is still being processed by the server"

@@ -14,8 +14,9 @@ import (
 
 func ptr(n int32) *int32 { return &n }
 
-// The bodies are the API server's own answers (kube-apiserver v1.37.2,
-// pkg/registry/core/pod/storage/eviction.go), as JSON on the wire.
+// The bodies are the API server's own answers (kube-apiserver v1.37.2), as
+// JSON on the wire; docs/eviction-api.md says which of them the local
+// control plane reproduces.
 func TestClassify(t *testing.T) {
 	tests := map[string]struct {
 		code   int

@@ -1,4 +1,4 @@
-package snapshot
+package snapshot_test
 
 import (
 	"bytes"
@@ -11,29 +11,31 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sentinel-go/sentinel/k8s-snapshot/internal/snapshottest"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
 func TestEncodeIsDocumentEncode(t *testing.T) {
-	cluster, _ := load(t, "testdata/cluster.yaml")
-	cluster.Metadata = Metadata{
+	cluster, _ := snapshottest.Load(t, "testdata/cluster.yaml")
+	cluster.Metadata = snapshot.Metadata{
 		CapturedAt:        metav1.Unix(1700000000, 0),
 		Server:            "https://127.0.0.1:6443?a=<b>&c",
 		KubernetesVersion: "v1.37.2",
-		Scope:             Scope{Nodes: []string{"n1"}},
+		Scope:             snapshot.Scope{Nodes: []string{"n1"}},
 		ResourceVersions:  map[string]string{"pods": "12", "nodes": "7"},
 	}
 	cluster.Pods[0].Annotations = map[string]string{"html": "<script>&</script>", "empty": ""}
-	empty := New()
+	empty := snapshot.New()
 	empty.Pods = []corev1.Pod{}
-	long := New() // several chunks, encoded in parallel, must stay in order
-	for i := range 5*chunkSize + 3 {
+	long := snapshot.New() // several chunks, encoded in parallel, must stay in order
+	for i := range 5*snapshot.ChunkSize + 3 {
 		long.Pods = append(long.Pods, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%04d", i), Namespace: "ns"}})
 	}
 	long.Nodes = []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}
-	tests := map[string]*Snapshot{
+	tests := map[string]*snapshot.Snapshot{
 		"populated":           cluster,
-		"nil lists":           New(),
+		"nil lists":           snapshot.New(),
 		"empty and nil lists": empty,
 		"long lists":          long,
 	}
@@ -43,14 +45,14 @@ func TestEncodeIsDocumentEncode(t *testing.T) {
 			if err := document.Encode(&want, document.JSON, s); err != nil {
 				t.Fatal(err)
 			}
-			if err := Encode(&got, document.JSON, s); err != nil {
+			if err := snapshot.Encode(&got, document.JSON, s); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want.String(), got.String()); diff != "" {
 				t.Errorf("Encode (-want +got):\n%s", diff)
 			}
-			var back Snapshot
-			if err := document.Unmarshal(got.Bytes(), Kind, &back); err != nil {
+			var back snapshot.Snapshot
+			if err := document.Unmarshal(got.Bytes(), snapshot.Kind, &back); err != nil {
 				t.Fatalf("the encoded snapshot does not decode: %v", err)
 			}
 		})
@@ -69,16 +71,16 @@ func (f *failAfter) Write(p []byte) (int, error) {
 }
 
 func TestEncodeWriteError(t *testing.T) {
-	s := New()
-	for i := range 20 * chunkSize {
+	s := snapshot.New()
+	for i := range 20 * snapshot.ChunkSize {
 		s.Pods = append(s.Pods, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%04d", i), Namespace: "ns"}})
 	}
 	var all bytes.Buffer
-	if err := Encode(&all, document.JSON, s); err != nil {
+	if err := snapshot.Encode(&all, document.JSON, s); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []int{0, 100, all.Len() / 2, all.Len() - 1} {
-		if err := Encode(&failAfter{n}, document.JSON, s); err == nil || !strings.Contains(err.Error(), "disk full") {
+		if err := snapshot.Encode(&failAfter{n}, document.JSON, s); err == nil || !strings.Contains(err.Error(), "disk full") {
 			t.Errorf("Encode to a writer failing after %d bytes: err = %v, want disk full", n, err)
 		}
 	}
@@ -86,7 +88,7 @@ func TestEncodeWriteError(t *testing.T) {
 
 func TestEncodeRefusesNoHeader(t *testing.T) {
 	var out bytes.Buffer
-	if err := Encode(&out, document.JSON, &Snapshot{}); err == nil {
+	if err := snapshot.Encode(&out, document.JSON, &snapshot.Snapshot{}); err == nil {
 		t.Fatal("Encode of a snapshot without a header succeeded")
 	}
 	if out.Len() > 0 {
@@ -96,7 +98,7 @@ func TestEncodeRefusesNoHeader(t *testing.T) {
 
 // BenchmarkEncode encodes a snapshot of 6,000 pods.
 func BenchmarkEncode(b *testing.B) {
-	s := New()
+	s := snapshot.New()
 	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-abc-xyz", Namespace: "shop", Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "web", Image: "registry.example/web:1"}}}}
 	for range 6000 {
@@ -105,7 +107,7 @@ func BenchmarkEncode(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var out bytes.Buffer
-		if err := Encode(&out, document.JSON, s); err != nil {
+		if err := snapshot.Encode(&out, document.JSON, s); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package snapshot
+package snapshot_test
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sentinel-go/sentinel/k8s-snapshot/internal/snapshottest"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
@@ -14,9 +16,9 @@ import (
 // ForNodes and PodQueries: no panic, the pods on the node always kept,
 // nothing invented, and Encode still writes what document.Encode would.
 func FuzzForNodes(f *testing.F) {
-	cluster, _ := load(f, "testdata/cluster.yaml")
+	cluster, _ := snapshottest.Load(f, "testdata/cluster.yaml")
 	var seed bytes.Buffer
-	if err := Encode(&seed, document.JSON, cluster); err != nil {
+	if err := snapshot.Encode(&seed, document.JSON, cluster); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(seed.Bytes(), "n1")
@@ -28,12 +30,12 @@ func FuzzForNodes(f *testing.F) {
 "deployments":[{"metadata":{"name":"d","namespace":"x","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","uid":"1"}]},"spec":{"selector":null,"template":{"metadata":{},"spec":{"containers":null}},"strategy":{}},"status":{}}],
 "podDisruptionBudgets":[{"metadata":{"name":"b","namespace":"x"},"spec":{"selector":{}},"status":{"disruptionsAllowed":0,"currentHealthy":0,"desiredHealthy":0,"expectedPods":0}}]}`), "a")
 	f.Fuzz(func(t *testing.T, data []byte, node string) {
-		var s Snapshot
-		if document.Unmarshal(data, Kind, &s) != nil {
+		var s snapshot.Snapshot
+		if document.Unmarshal(data, snapshot.Kind, &s) != nil {
 			return
 		}
-		PodQueries(&s, []string{node})
-		got, err := ForNodes(&s, node)
+		snapshot.PodQueries(&s, []string{node})
+		got, err := snapshot.ForNodes(&s, node)
 		if err != nil {
 			return
 		}
@@ -56,7 +58,7 @@ func FuzzForNodes(f *testing.F) {
 		if err := document.Encode(&want, document.JSON, got); err != nil {
 			return // e.g. a value encoding/json refuses; Encode must refuse it too
 		}
-		if err := Encode(&enc, document.JSON, got); err != nil {
+		if err := snapshot.Encode(&enc, document.JSON, got); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(want.String(), enc.String()); diff != "" {

@@ -1,33 +1,19 @@
-package snapshot
+package snapshot_test
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/sentinel-go/sentinel/k8s-snapshot/internal/snapshottest"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 )
 
-// load reads a multi-document YAML file of Kubernetes objects into a
-// Snapshot (in file order) and the same objects for a fake clientset.
-func load(t testing.TB, path string) (*Snapshot, []runtime.Object) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, objs, err := FromManifests(data)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return s, objs
-}
-
 func TestForNodes(t *testing.T) {
-	cluster, _ := load(t, "testdata/cluster.yaml")
+	cluster, _ := snapshottest.Load(t, "testdata/cluster.yaml")
 	tests := map[string]struct {
 		nodes []string
 		want  map[string][]string
@@ -91,11 +77,11 @@ func TestForNodes(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := ForNodes(cluster, tc.nodes...)
+			got, err := snapshot.ForNodes(cluster, tc.nodes...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, Names(got)); diff != "" {
+			if diff := cmp.Diff(tc.want, snapshottest.Names(got)); diff != "" {
 				t.Errorf("ForNodes(%v) (-want +got):\n%s", tc.nodes, diff)
 			}
 			if diff := cmp.Diff(slices.Compact(slices.Sorted(slices.Values(tc.nodes))), got.Metadata.Scope.Nodes); diff != "" {
@@ -108,12 +94,11 @@ func TestForNodes(t *testing.T) {
 
 // assertChainsComplete fails when a pod or owner in s names an owner of a
 // known kind that s lacks.
-func assertChainsComplete(t *testing.T, s *Snapshot) {
+func assertChainsComplete(t *testing.T, s *snapshot.Snapshot) {
 	t.Helper()
-	idx := owners(s)
 	check := func(what string, namespace string, refs []metav1.OwnerReference) {
 		for _, r := range refs {
-			if _, ok := idx[ref{groupOf(r.APIVersion), r.Kind, namespace, r.Name}]; !ok {
+			if !snapshot.HasOwner(s, groupOf(r.APIVersion), r.Kind, namespace, r.Name) {
 				t.Errorf("%s: owner %s %s/%s is missing", what, r.Kind, namespace, r.Name)
 			}
 		}
@@ -138,7 +123,7 @@ func groupOf(apiVersion string) string {
 }
 
 func TestForNodesUnknown(t *testing.T) {
-	cluster, _ := load(t, "testdata/cluster.yaml")
+	cluster, _ := snapshottest.Load(t, "testdata/cluster.yaml")
 	tests := map[string]struct {
 		nodes []string
 		want  string
@@ -149,7 +134,7 @@ func TestForNodesUnknown(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := ForNodes(cluster, tc.nodes...)
+			got, err := snapshot.ForNodes(cluster, tc.nodes...)
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("ForNodes(%v) = %v, %v; want error %q", tc.nodes, got, err, tc.want)
 			}
@@ -158,26 +143,26 @@ func TestForNodesUnknown(t *testing.T) {
 }
 
 func TestPodQueries(t *testing.T) {
-	cluster, _ := load(t, "testdata/cluster.yaml")
+	cluster, _ := snapshottest.Load(t, "testdata/cluster.yaml")
 	tests := map[string]struct {
 		nodes []string
-		want  []PodQuery
+		want  []snapshot.PodQuery
 	}{
-		"n1": {[]string{"n1"}, []PodQuery{
+		"n1": {[]string{"n1"}, []snapshot.PodQuery{
 			{"ops", ""}, // ops/all ({}) covers every other query of ops
 			// app=db and app=web (which covers ReplicaSet web-abc's
 			// app=web,pod-template-hash=abc) in one request
 			{"shop", "app in (db,web)"},
 			{"shop", "batch.kubernetes.io/controller-uid=job-nightly-1"},
 		}},
-		"n3": {[]string{"n3"}, []PodQuery{
+		"n3": {[]string{"n3"}, []snapshot.PodQuery{
 			{"ops", ""},
 			{"shop", "app in (cache,web)"}, // app in (cache) and app=web
 		}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, PodQueries(cluster, tc.nodes)); diff != "" {
+			if diff := cmp.Diff(tc.want, snapshot.PodQueries(cluster, tc.nodes)); diff != "" {
 				t.Errorf("PodQueries (-want +got):\n%s", diff)
 			}
 		})

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/sentinel-go/sentinel/k8s-snapshot/internal/snapshottest"
 )
 
 // revisions is a Source over client-go's fake clientset that plays an API
@@ -56,7 +58,7 @@ func (r *revisions) List(ctx context.Context, resource, ns string, opts metav1.L
 }
 
 func TestTakeConsistentCut(t *testing.T) {
-	_, objs := load(t, "../snapshot/testdata/cluster.yaml")
+	_, objs := snapshottest.Load(t, "../snapshot/testdata/cluster.yaml")
 	tests := map[string]struct {
 		opts       Options
 		expire     int

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"strconv"
 	"testing"
 
+	"github.com/sentinel-go/sentinel/k8s-snapshot/internal/snapshottest"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,7 +26,7 @@ import (
 // lands in its field, managedFields are dropped unless Full) and that a
 // node-scoped Take is snapshot.ForNodes of the whole-cluster one.
 func TestTakeWiring(t *testing.T) {
-	cluster, objs := load(t, "../snapshot/testdata/cluster.yaml")
+	cluster, objs := snapshottest.Load(t, "../snapshot/testdata/cluster.yaml")
 	client := clientset{fake.NewClientset(objs...)}
 	ctx := context.Background()
 
@@ -34,7 +34,7 @@ func TestTakeWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(snapshot.Names(cluster), snapshot.Names(full)); diff != "" {
+	if diff := cmp.Diff(snapshottest.Names(cluster), snapshottest.Names(full)); diff != "" {
 		t.Errorf("whole-cluster Take (-want +got):\n%s", diff)
 	}
 	for _, p := range full.Pods {
@@ -59,7 +59,7 @@ func TestTakeWiring(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(snapshot.Names(want), snapshot.Names(got)); diff != "" {
+		if diff := cmp.Diff(snapshottest.Names(want), snapshottest.Names(got)); diff != "" {
 			t.Errorf("Take --node %s (-want +got):\n%s", node, diff)
 		}
 	}
@@ -170,19 +170,6 @@ func TestListErrorMessages(t *testing.T) {
 			}
 		})
 	}
-}
-
-func load(t testing.TB, path string) (*snapshot.Snapshot, []runtime.Object) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, objs, err := snapshot.FromManifests(data)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return s, objs
 }
 
 // clientset is the Source of a typed clientset (here client-go's fake).

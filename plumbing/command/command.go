@@ -2,6 +2,11 @@
 // urfave/cli/v2 app with injected streams, no os.Exit inside Run, usage
 // errors on stderr with exit 1, SIGINT/SIGTERM cancelling the context, and
 // one mapping from the returned error to the exit code (package exitcode).
+//
+// Tool builds the app with one help layout for every tool (summary,
+// synopsis, description, examples, exit codes, options, the manual's path
+// in the repository), the `completion bash|zsh` command, and the hidden
+// `manual` command that prints the same manual as Markdown for docs/tools.
 package command
 
 import (
@@ -12,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -20,34 +26,48 @@ import (
 	"github.com/sentinel-go/sentinel/plumbing/exitcode"
 )
 
-// version is set at link time: -X github.com/sentinel-go/sentinel/plumbing/command.version=v0.1.0
+// version is set at link time by the Makefile (make build):
+// -X github.com/sentinel-go/sentinel/plumbing/command.version=$(git describe --always --dirty)
 var version string
 
-// Version is the build's version: the link-time value, else the module
-// version, else "dev".
+// Version is the build's version: the link-time value (git describe), else
+// what the Go toolchain recorded in the binary (the main module's version,
+// else its VCS revision, "-dirty" when modified), else "dev".
 func Version() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
 	}
-	return "dev"
+	return versionOf(bi)
 }
 
-// New is a tool's app: name, one-line usage, and the doc.go text as
-// description, so that --help and the package documentation are one text.
-func New(name, usage, doc string, flags []cli.Flag, action cli.ActionFunc) *cli.App {
-	return &cli.App{
-		Name:                   name,
-		Usage:                  usage,
-		Description:            Doc(doc),
-		Version:                Version(),
-		Flags:                  flags,
-		Action:                 action,
-		HideHelpCommand:        true,
-		UseShortOptionHandling: true,
+func versionOf(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
 	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	return rev[:min(12, len(rev))] + dirty
+}
+
+// New is a tool's app from its name, one-line summary and doc.go text,
+// with the shared help layout but no synopsis or examples; Tool.App is the
+// full form.
+func New(name, usage, doc string, flags []cli.Flag, action cli.ActionFunc) *cli.App {
+	return Tool{Name: name, Summary: usage, Doc: doc, Flags: flags, Action: action}.App()
 }
 
 // Main runs app on the process's arguments and streams, cancelling its
@@ -65,6 +85,11 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 	// (help, version): keep it back, and drop it when the run fails, so that
 	// a usage error never puts help text on a pipe.
 	out := &gate{w: stdout}
+	if slices.Contains(args, "--generate-bash-completion") {
+		// Completing a partial flag ("--no"): with short-option handling
+		// urfave/cli v2.27 returns no flag set for it and then panics.
+		app.UseShortOptionHandling = false
+	}
 	app.Reader, app.Writer, app.ErrWriter = stdin, out, stderr
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error {

@@ -210,7 +210,7 @@ func binDir(explicit string) (string, error) {
 		dir = os.Getenv(BinsEnv)
 	}
 	if dir == "" {
-		root, err := repoRoot()
+		root, err := RepoRoot()
 		if err != nil {
 			return "", fmt.Errorf("control plane binaries: set %s or run inside the repository: %w", BinsEnv, err)
 		}
@@ -224,8 +224,9 @@ func binDir(explicit string) (string, error) {
 	return dir, nil
 }
 
-// repoRoot is the nearest directory above the working directory holding go.work.
-func repoRoot() (string, error) {
+// RepoRoot is the repository's root: the nearest directory above the
+// working directory (a test's package directory) that holds go.work.
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -251,6 +251,17 @@ apiserver_request_duration_seconds_count{verb="LIST"} 9
 	if d := got.Sub(Requests{{Verb: "LIST", Resource: "pods", Code: "200"}: 7}); len(d) != 2 {
 		t.Errorf("Sub = %v, want the two eviction series", d)
 	}
+	// Escaped quotes in a label value, and a malformed exposition.
+	got, err = ParseRequests(strings.NewReader(`apiserver_request_total{code="200",resource="a\"b",verb="GET"} 3` + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Requests{{Verb: "GET", Resource: `a"b`, Code: "200"}: 3}, got); diff != "" {
+		t.Errorf("ParseRequests, escaped label (-want +got):\n%s", diff)
+	}
+	if _, err := ParseRequests(strings.NewReader("apiserver_request_total{code=\"200\" 3\n")); err == nil || !strings.Contains(err.Error(), "apiserver metrics:") {
+		t.Errorf("ParseRequests of a malformed exposition: err = %v, want an apiserver metrics error", err)
+	}
 }
 
 // TestBindServiceAccount: the account gets exactly the bound role.

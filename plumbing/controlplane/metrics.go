@@ -1,15 +1,14 @@
 package controlplane
 
 import (
-	"bufio"
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 	"k8s.io/client-go/rest"
 )
 
@@ -44,53 +43,35 @@ func (cp *ControlPlane) Requests(ctx context.Context) (Requests, error) {
 }
 
 // ParseRequests reads the apiserver_request_total series from a Prometheus
-// text exposition.
+// text exposition (expfmt's parser).
 func ParseRequests(r io.Reader) (Requests, error) {
-	const name = "apiserver_request_total{"
+	dec := expfmt.NewDecoder(r, expfmt.NewFormat(expfmt.TypeTextPlain))
 	out := Requests{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !bytes.HasPrefix(line, []byte(name)) {
+	for {
+		var mf dto.MetricFamily
+		err := dec.Decode(&mf)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("apiserver metrics: %w", err)
+		}
+		if mf.GetName() != "apiserver_request_total" {
 			continue
 		}
-		end := bytes.LastIndexByte(line, '}')
-		if end < 0 {
-			return nil, fmt.Errorf("apiserver metrics: malformed line %q", line)
-		}
-		labels := parseLabels(string(line[len(name):end]))
-		value, err := strconv.ParseFloat(strings.TrimSpace(string(line[end+1:])), 64)
-		if err != nil {
-			return nil, fmt.Errorf("apiserver metrics: value in %q: %w", line, err)
-		}
-		key := RequestKey{Verb: labels["verb"], Resource: labels["resource"], Subresource: labels["subresource"], Code: labels["code"], DryRun: labels["dry_run"]}
-		out[key] += int(value)
-	}
-	return out, sc.Err()
-}
-
-func parseLabels(s string) map[string]string {
-	labels := map[string]string{}
-	for s != "" {
-		eq := strings.IndexByte(s, '=')
-		if eq < 0 || eq+1 >= len(s) || s[eq+1] != '"' {
-			break
-		}
-		key := s[:eq]
-		rest := s[eq+2:]
-		var val strings.Builder
-		i := 0
-		for ; i < len(rest) && rest[i] != '"'; i++ {
-			if rest[i] == '\\' && i+1 < len(rest) {
-				i++
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
 			}
-			val.WriteByte(rest[i])
+			key := RequestKey{Verb: labels["verb"], Resource: labels["resource"], Subresource: labels["subresource"], Code: labels["code"], DryRun: labels["dry_run"]}
+			value := m.GetCounter().GetValue()
+			if mf.GetType() == dto.MetricType_UNTYPED {
+				value = m.GetUntyped().GetValue()
+			}
+			out[key] += int(value)
 		}
-		labels[key] = val.String()
-		s = strings.TrimPrefix(rest[min(i+1, len(rest)):], ",")
 	}
-	return labels
 }
 
 // Sub is the change since before.

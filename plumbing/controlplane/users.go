@@ -14,11 +14,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -216,7 +219,67 @@ func (cp *ControlPlane) BindServiceAccount(ctx context.Context, namespace, name,
 	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		return "", fmt.Errorf("bind %s/%s to %s: %w", namespace, name, clusterRole, err)
 	}
+	if err := cp.waitBound(ctx, namespace, name, clusterRole); err != nil {
+		return "", err
+	}
 	return cp.TokenKubeconfig(ctx, namespace, name)
+}
+
+// BindTimeout bounds how long BindServiceAccount waits for a new binding to
+// reach the API server's authorizer (its RBAC cache is filled by a watch).
+const BindTimeout = 30 * time.Second
+
+// waitBound returns once the authorizer allows the service account the
+// first rule of clusterRole (a SubjectAccessReview every 100ms, for at most
+// BindTimeout), so that the account's first request is answered by the
+// binding, not by a cache that has not seen it yet. This is the one place
+// tests wait for RBAC.
+func (cp *ControlPlane) waitBound(ctx context.Context, namespace, name, clusterRole string) error {
+	admin := cp.Clientset(Admin)
+	role, err := admin.RbacV1().ClusterRoles().Get(ctx, clusterRole, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("clusterrole %s: %w", clusterRole, err)
+	}
+	attrs := firstRule(role.Rules)
+	if attrs == nil {
+		return nil // a role that grants nothing: nothing to wait for
+	}
+	user := "system:serviceaccount:" + namespace + ":" + name
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, BindTimeout, true, func(ctx context.Context) (bool, error) {
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               user,
+			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+			ResourceAttributes: attrs,
+		}}
+		got, err := admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = got.Status.Reason
+		return got.Status.Allowed, nil
+	})
+	if err != nil {
+		return fmt.Errorf("binding of %s to %s not effective within %s (%s): %w", user, clusterRole, BindTimeout, last, err)
+	}
+	return nil
+}
+
+// firstRule is the access the first resource rule grants, as review
+// attributes; nil when the role has no resource rule.
+func firstRule(rules []rbacv1.PolicyRule) *authorizationv1.ResourceAttributes {
+	for _, r := range rules {
+		if len(r.Verbs) == 0 || len(r.Resources) == 0 || len(r.APIGroups) == 0 {
+			continue
+		}
+		resource, sub, _ := strings.Cut(r.Resources[0], "/")
+		attrs := &authorizationv1.ResourceAttributes{Verb: r.Verbs[0], Group: r.APIGroups[0], Resource: resource, Subresource: sub}
+		if len(r.ResourceNames) > 0 {
+			attrs.Name = r.ResourceNames[0]
+		}
+		return attrs
+	}
+	return nil
 }
 
 // ApplyClusterRole applies the shipped ClusterRole manifest at path (one

@@ -16,8 +16,8 @@ func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "kubeconfig", Usage: "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, in-cluster)"},
 		&cli.StringFlag{Name: "context", Usage: "kubeconfig `CONTEXT` (default: current)"},
-		&cli.Float64Flag{Name: "qps", Value: 50, Usage: "client-side request rate limit"},
-		&cli.IntFlag{Name: "burst", Value: 100, Usage: "client-side request burst"},
+		&cli.Float64Flag{Name: "qps", Value: 50, Usage: "client-side request rate limit, in requests per second (`QPS`)"},
+		&cli.IntFlag{Name: "burst", Value: 100, Usage: "client-side request burst (`N` requests)"},
 	}
 }
 

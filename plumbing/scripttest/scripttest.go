@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/sentinel-go/sentinel/plumbing/controlplane"
 )
 
 // Cmds are the shared custom commands, for testscript.Params.Cmds.
@@ -40,4 +42,15 @@ func Exits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// SetRepo sets $REPO, the repository's root, in a script's environment,
+// for comparisons with files such as docs/tools/<tool>.md.
+func SetRepo(env *testscript.Env) error {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return err
+	}
+	env.Setenv("REPO", root)
+	return nil
 }

@@ -2,9 +2,6 @@
 // foreground: etcd, kube-apiserver (RBAC on), kube-controller-manager,
 // kube-scheduler and kwok, all on 127.0.0.1, with N simulated nodes.
 //
-//	sentinel-cluster --nodes 4
-//	sentinel-cluster --nodes 4 --apply testdata/scenarios/demo.yaml --var NAMESPACE=shop
-//
 // It prints `export KUBECONFIG=...` for the admin user on stdout once the
 // nodes are Ready (and, with --apply, every workload is Ready), then runs
 // until Ctrl-C (SIGINT) or SIGTERM, when it stops every process it started.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+	"github.com/sentinel-go/sentinel/plumbing/exitcode"
 )
 
 //go:embed doc.go
@@ -21,15 +22,31 @@ func main() { os.Exit(command.Main(app())) }
 
 func app() *cli.App {
 	flags := []cli.Flag{
-		&cli.IntFlag{Name: "nodes", Value: 4, Usage: "number of kwok nodes"},
-		&cli.StringFlag{Name: "pool", Value: "demo", Usage: "node pool label value (sentinel.dev/pool)"},
+		&cli.IntFlag{Name: "nodes", Value: 4, Usage: "`N` kwok nodes"},
+		&cli.StringFlag{Name: "pool", Value: "demo", Usage: "node pool label value (sentinel.dev/pool=`POOL`)"},
 		&cli.StringSliceFlag{Name: "apply", Usage: "manifest `FILE` to apply once the nodes are Ready (repeatable)"},
 		&cli.StringSliceFlag{Name: "var", Usage: "`NAME=VALUE` for ${NAME} in manifests (repeatable)"},
 		&cli.StringFlag{Name: "kubeconfig-out", Usage: "also copy the admin kubeconfig to `FILE`"},
 		&cli.StringFlag{Name: "ready-file", Usage: "create `FILE` once ready (for scripts)"},
-		&cli.DurationFlag{Name: "timeout", Value: 3 * time.Minute, Usage: "give up starting after this long"},
+		&cli.DurationFlag{Name: "timeout", Value: 3 * time.Minute, Usage: "give up starting after this long (`DURATION`)"},
 	}
-	return command.New("sentinel-cluster", "run the local control plane in the foreground", doc, flags, run)
+	return command.Tool{
+		Name:     "sentinel-cluster",
+		Summary:  "run the local control plane in the foreground",
+		Synopsis: []string{"sentinel-cluster [--nodes 4] [--pool demo] [--apply FILE]... [--var NAME=VALUE]... [--kubeconfig-out FILE] [--ready-file FILE]"},
+		Doc:      doc,
+		Examples: []command.Example{
+			{Comment: "Four simulated nodes, until Ctrl-C (make cluster runs this)", Command: "sentinel-cluster --nodes 4"},
+			{Comment: "In the background for a script: wait for the ready file, then use the cluster", Command: "sentinel-cluster --kubeconfig-out /tmp/kc --ready-file /tmp/ready & until [ -e /tmp/ready ]; do sleep 1; done; KUBECONFIG=/tmp/kc kubectl get nodes"},
+			{Comment: "The demo scenario in namespace shop, once the nodes are Ready", Command: "sentinel-cluster --nodes 4 --apply testdata/scenarios/demo.yaml --var NAMESPACE=shop"},
+		},
+		ExitCodes: []command.ExitCode{
+			{Code: exitcode.OK, Meaning: "stopped by SIGINT or SIGTERM after a clean start"},
+			{Code: exitcode.Error, Meaning: "bad flags, or the control plane did not start"},
+		},
+		Flags:  flags,
+		Action: run,
+	}.App()
 }
 
 func run(c *cli.Context) error {
