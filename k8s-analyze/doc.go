@@ -8,7 +8,7 @@
 // the owner chain with each hop's UID verified, the matching PDBs, and
 // evictableNow: the answer the Eviction API would give right now), and the
 // arithmetic of every PDB covering the node's pods. The checks are listed in
-// CHECKS.md.
+// k8s-analyze/CHECKS.md of the sentinel repository.
 //
 // Time is the snapshot's capturedAt, so the verdicts are deterministic;
 // --now overrides it.
@@ -27,9 +27,9 @@
 // Output: -o json (default), yaml, or table (one line per node, then its
 // findings; colour only on a terminal).
 //
-// JSON is the fast path (2.2 s for 150,000 pods on 2 cores). YAML goes
-// through a general YAML parser first, some 60 times slower: keep big
-// snapshots in JSON, k8s-snapshot's default.
+// JSON is the fast path. YAML goes through a general YAML parser first,
+// many times slower: keep big snapshots in JSON, k8s-snapshot's default
+// (docs/benchmarks.md in the repository has the figures).
 //
 // A regular file (-f FILE, or stdin redirected from one) is memory-mapped,
 // not read: it must not be rewritten while k8s-analyze runs. A file
