@@ -2,11 +2,6 @@
 // an expert would by hand, and stops for a person, with the exact reason,
 // whenever the cluster says no.
 //
-//	maintd [--selector LABELS] [--max-nodes-in-maintenance 1] [--workers 4]
-//	       [--metrics-address ADDR] [--leader-elect [--leader-elect-namespace NS]
-//	       [--leader-elect-name NAME] [--leader-elect-lease-duration 15s]]
-//	       [--kubeconfig FILE] [--context NAME]
-//
 // A MaintenancePlan (maintenance.sentinel.dev/v1alpha1, cluster-scoped,
 // short name mp) names a node, the workloads whose pods may be evicted (or
 // allowAllWorkloads), the finding codes a person accepts, and a deadline.

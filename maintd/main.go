@@ -25,6 +25,7 @@ import (
 	"github.com/sentinel-go/sentinel/maintd/controller"
 	"github.com/sentinel-go/sentinel/maintd/metrics"
 	"github.com/sentinel-go/sentinel/plumbing/command"
+	"github.com/sentinel-go/sentinel/plumbing/exitcode"
 	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
 	"github.com/sentinel-go/sentinel/plumbing/kubeflags"
 )
@@ -47,7 +48,34 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "leader-elect-name", Value: "maintd", Usage: "`NAME` of the leader Lease"},
 		&cli.DurationFlag{Name: "leader-elect-lease-duration", Value: 15 * time.Second, Usage: "how long a lease lasts without renewal: a dead leader's successor takes over within it"},
 	}, kubeflags.Flags()...)
-	return command.New(name, "run MaintenancePlans: cordon, drain under PodDisruptionBudgets, release", doc, flags, run)
+	return command.Tool{
+		Name:    name,
+		Summary: "run MaintenancePlans: cordon, drain under PodDisruptionBudgets, release",
+		Synopsis: []string{
+			"maintd [--selector LABELS] [--max-nodes-in-maintenance 1] [--workers 4]",
+			"       [--metrics-address ADDR] [--leader-elect [--leader-elect-namespace NS]",
+			"       [--leader-elect-name NAME] [--leader-elect-lease-duration 15s]]",
+			"       [--kubeconfig FILE] [--context NAME]",
+		},
+		Doc: doc,
+		Examples: []command.Example{
+			{Comment: "Reconcile every plan, one node in maintenance at a time, with metrics on :8080", Command: "maintd --metrics-address :8080"},
+			{Comment: "Only the plans of one team, two nodes at once", Command: "maintd --selector team=infra --max-nodes-in-maintenance 2"},
+			{Comment: "Drain the node that plan.yaml (a MaintenancePlan) names, and watch its phases", Command: "kubectl apply -f plan.yaml && kubectl get mp -w"},
+			{Comment: "Release the node once the work is done: uncordon, Completed", Command: `kubectl patch mp node-1-kernel --type merge -p '{"spec":{"release":true}}'`},
+		},
+		ExitCodes: []command.ExitCode{
+			{Code: exitcode.OK, Meaning: "stopped by SIGINT or SIGTERM after the calls in flight"},
+			{Code: exitcode.Error, Meaning: "bad flags, no cluster, the CRD missing, or a fatal error while running"},
+		},
+		Files: []command.File{
+			{Path: "docs/maintd.md", What: "installing and operating maintd in a cluster"},
+			{Path: "maintd/deploy/kustomization.yaml", What: "the in-cluster install (CRD, ServiceAccount, ClusterRole, Deployment)"},
+			{Path: "maintd/deploy/crd.yaml", What: "the MaintenancePlan CRD"},
+		},
+		Flags:  flags,
+		Action: run,
+	}.App()
 }
 
 func run(c *cli.Context) error {

@@ -324,6 +324,9 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		Cmds:                scripttest.Cmds(),
 		Setup: func(te *testscript.Env) error {
+			if err := scripttest.SetRepo(te); err != nil {
+				return err
+			}
 			if err := crdOnce(); err != nil {
 				return err
 			}
