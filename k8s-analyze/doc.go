@@ -31,11 +31,9 @@
 // many times slower: keep big snapshots in JSON, k8s-snapshot's default
 // (docs/benchmarks.md in the repository has the figures).
 //
-// A regular file (-f FILE, or stdin redirected from one) is memory-mapped,
-// not read: it must not be rewritten while k8s-analyze runs. A file
-// truncated meanwhile is an error (exit 1); one rewritten in place may be
-// read half old, half new. Pipe it in (cat FILE | k8s-analyze) when that
-// cannot be ruled out.
+// Decoding is strict: an unknown field, a duplicate one or one in another
+// case is an error naming its JSON path (/pods/17/spec/nodeNmae: unknown
+// field). JSON is decoded as it is read, an object at a time.
 //
 // Exit status: 0 when every requested node is low risk, 2 when the worst is
 // medium, 3 when it is high, 1 on any error (bad input, unknown node).

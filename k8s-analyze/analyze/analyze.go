@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -51,6 +50,12 @@ type Options struct {
 
 // DefaultMaxAge is the age above which a snapshot is reported stale.
 const DefaultMaxAge = 5 * time.Minute
+
+// AnalyzeObjects is Analyze for objects already in memory, such as those of
+// maintd's informer caches: it analyses their view.
+func AnalyzeObjects(s *snapshot.Snapshot, opts Options) (*Report, error) {
+	return Analyze(view.Of(s), opts)
+}
 
 // Analyze grades the drain risk of the nodes of s. It errors, and reports
 // nothing, when s is not internally consistent (see validate) or a requested
@@ -184,11 +189,6 @@ type podState struct {
 // scratch is a worker's working memory for the nodes it analyses, reused
 // from node to node: only the Node is new.
 type scratch struct {
-	// matches are the PDBs that select pods, by namespace and label map:
-	// the pods of a controller share one map (see strictjson), so most
-	// pods are matched once per controller.
-	matches map[matchKey]*podMatch
-
 	readyHere  map[*owner]int
 	states     []podState
 	namespaces map[string]bool
@@ -202,36 +202,6 @@ type pdbAcc struct {
 	info        *pdbInfo
 	onNode      int
 	usingBudget int
-}
-
-type matchKey struct {
-	namespace string
-	labels    unsafe.Pointer // the map
-}
-
-// podMatch are the PDBs that select a pod, as the index, the Eviction API
-// and the report see them.
-type podMatch struct {
-	infos []*pdbInfo
-	pdbs  []*view.PodDisruptionBudget
-	refs  []Ref
-}
-
-func (sc *scratch) match(x *index, p *view.Pod) *podMatch {
-	k := matchKey{p.Namespace, *(*unsafe.Pointer)(unsafe.Pointer(&p.Labels))}
-	if m, ok := sc.matches[k]; ok {
-		return m
-	}
-	m := &podMatch{infos: x.matching(p)}
-	for _, info := range m.infos {
-		m.pdbs = append(m.pdbs, info.pdb)
-		m.refs = append(m.refs, Ref{Namespace: info.pdb.Namespace, Name: info.pdb.Name, UID: info.pdb.UID})
-	}
-	if sc.matches == nil {
-		sc.matches = map[matchKey]*podMatch{}
-	}
-	sc.matches[k] = m
-	return m
 }
 
 func (sc *scratch) reset(pods int) {
@@ -380,10 +350,15 @@ type chain struct {
 // pod judges one pod of the node.
 func (a *analyzer) pod(p *view.Pod, c chain, sc *scratch, v *PodVerdict) (podState, []Finding) {
 	hops, top, readyHere := c.hops, c.top, sc.readyHere
-	match := sc.match(a.x, p)
-	matching, pdbs := match.infos, match.pdbs
+	matching := a.x.matching(p)
+	pdbs := make([]*view.PodDisruptionBudget, len(matching))
+	var refs []Ref
+	for i, info := range matching {
+		pdbs[i] = info.pdb
+		refs = append(refs, Ref{Namespace: info.pdb.Namespace, Name: info.pdb.Name, UID: info.pdb.UID})
+	}
 	*v = PodVerdict{
-		Namespace: p.Namespace, Name: p.Name, UID: p.UID, Owners: hops, PDBs: match.refs,
+		Namespace: p.Namespace, Name: p.Name, UID: p.UID, Owners: hops, PDBs: refs,
 		EvictableNow: evictableNow(p, pdbs),
 	}
 	st := podState{pod: p, matching: matching, verdict: v}

@@ -1,8 +1,6 @@
 package analyze
 
 import (
-	"encoding/json"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -10,10 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sentinel-go/sentinel/k8s-analyze/strictjson"
+	"github.com/sentinel-go/sentinel/k8s-analyze/decode"
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
-	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
-	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
 // sections are the list fields of a Snapshot, in document order.
@@ -58,37 +54,11 @@ func build(t *testing.T, extra map[string]string) *view.Snapshot {
 		}
 		b.WriteString(s + ":" + items + "\n")
 	}
-	snap, err := view.Decode([]byte(b.String()))
+	snap, err := decode.Snapshot([]byte(b.String()))
 	if err != nil {
 		t.Fatalf("bad test snapshot: %v\n%s", err, b.String())
 	}
-	sameAsJSON(t, []byte(b.String()))
 	return snap
-}
-
-// sameAsJSON checks that the fast path decodes the JSON of doc (YAML) into
-// the view of what the canonical decoder gives.
-func sameAsJSON(t *testing.T, doc []byte) {
-	t.Helper()
-	var full snapshot.Snapshot
-	if err := document.Unmarshal(doc, snapshot.Kind, &full); err != nil {
-		t.Fatal(err)
-	}
-	data, err := json.Marshal(&full)
-	if err == nil {
-		full = snapshot.Snapshot{}
-		err = document.Unmarshal(data, snapshot.Kind, &full)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fast view.Snapshot
-	if err := strictjson.UnmarshalProjection(data, &fast, reflect.TypeFor[snapshot.Snapshot]()); err != nil {
-		t.Fatalf("the fast path refuses a snapshot: %v", err)
-	}
-	if diff := cmp.Diff(view.Of(&full), &fast); diff != "" {
-		t.Errorf("views of the canonical decoding (-) and of the fast path (+):\n%s", diff)
-	}
 }
 
 func codes(fs []Finding) []Code {

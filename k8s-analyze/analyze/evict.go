@@ -28,7 +28,7 @@ type Prediction struct {
 	// PDB names the budget that decided, when one did.
 	PDB string `json:"pdb,omitempty"`
 	// UsesBudget is true when the eviction would decrement the PDB.
-	UsesBudget bool `json:"usesBudget,omitempty"`
+	UsesBudget bool `json:"usesBudget,omitzero"`
 	// Message is the API's message (for a 429, the cause's message).
 	Message string `json:"message,omitempty"`
 }

@@ -4,8 +4,8 @@ import (
 	"io"
 	"testing"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/decode"
 	"github.com/sentinel-go/sentinel/k8s-analyze/internal/golden"
-	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
@@ -18,7 +18,7 @@ func FuzzAnalyze(f *testing.F) {
 	}
 	f.Add([]byte(`{"apiVersion":"sentinel.dev/v1alpha1","kind":"Snapshot","metadata":{"capturedAt":"2026-11-29T12:00:00Z"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := view.Decode(data)
+		s, err := decode.Snapshot(data)
 		if err != nil {
 			return
 		}

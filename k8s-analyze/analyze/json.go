@@ -2,71 +2,77 @@ package analyze
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/sentinel-go/sentinel/plumbing/document"
 	"github.com/sentinel-go/sentinel/plumbing/inorder"
 )
 
-// WriteJSON writes r exactly as document.Encode(w, document.JSON, r) does,
-// but node by node, so that the report of a big cluster is never held in
-// memory twice (once as values, once as text).
+// encodeOptions write what document.Encode writes (encoding/json, indented
+// by two spaces): nil lists and maps as null, map keys sorted, HTML and
+// JavaScript line separators escaped, invalid UTF-8 replaced.
+var encodeOptions = json.JoinOptions(
+	jsontext.WithIndent("  "),
+	json.Deterministic(true),
+	json.FormatNilSliceAsNull(true),
+	json.FormatNilMapAsNull(true),
+	jsontext.EscapeForHTML(true),
+	jsontext.EscapeForJS(true),
+	jsontext.AllowInvalidUTF8(true),
+)
+
+// WriteJSON writes r as document.Encode(w, document.JSON, r) does, byte for
+// byte. The report's fields are encoded one by one, its nodes on every core,
+// in batches written in order: the report is never held in memory whole as
+// text.
 func WriteJSON(w io.Writer, r *Report) error {
 	if r.APIVersion != document.APIVersion || r.Kind != Kind {
 		return fmt.Errorf("encode: document header %q/%q is not set", r.APIVersion, r.Kind)
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	field := func(name string, v any, last bool) error {
-		b, err := json.MarshalIndent(v, "  ", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(bw, "  %q: %s", name, b)
-		if !last {
-			bw.WriteString(",")
-		}
-		bw.WriteString("\n")
-		return nil
-	}
-	bw.WriteString("{\n")
+	indented := json.JoinOptions(encodeOptions, jsontext.WithIndentPrefix("  "))
+	bw.WriteString("{")
 	for _, f := range []struct {
 		name string
 		v    any
-	}{{"apiVersion", r.APIVersion}, {"kind", r.Kind}, {"metadata", r.Metadata}, {"risk", r.Risk}} {
-		if err := field(f.name, f.v, false); err != nil {
+	}{{"apiVersion", r.APIVersion}, {"kind", r.Kind}, {"metadata", &r.Metadata}, {"risk", r.Risk}} {
+		b, err := json.Marshal(f.v, indented)
+		if err != nil {
 			return err
 		}
+		fmt.Fprintf(bw, "\n  %q: %s,", f.name, b)
 	}
 	switch {
 	case r.Nodes == nil:
-		bw.WriteString("  \"nodes\": null\n")
+		bw.WriteString("\n  \"nodes\": null")
 	case len(r.Nodes) == 0:
-		bw.WriteString("  \"nodes\": []\n")
+		bw.WriteString("\n  \"nodes\": []")
 	default:
-		bw.WriteString("  \"nodes\": [")
-		// Nodes are encoded on every core, a batch each, into buffers
-		// reused from round to round, and written in order.
-		encs := make([]enc, runtime.GOMAXPROCS(0))
-		err := inorder.Write(bw, len(r.Nodes), 32, func(w int, dst []byte, from, to int) ([]byte, error) {
-			e := &encs[w]
-			e.b, e.margin = dst, 4
+		bw.WriteString("\n  \"nodes\": [")
+		nodeOptions := json.JoinOptions(encodeOptions, jsontext.WithIndentPrefix("    "))
+		err := inorder.Write(bw, len(r.Nodes), 32, func(_ int, dst []byte, from, to int) ([]byte, error) {
 			for i := from; i < to; i++ {
 				if i > 0 {
-					e.b = append(e.b, ',')
+					dst = append(dst, ',')
 				}
-				e.b = append(e.b, "\n    "...)
-				e.node(&r.Nodes[i], 0)
+				dst = append(dst, "\n    "...)
+				b, err := json.Marshal(&r.Nodes[i], nodeOptions)
+				if err != nil {
+					return nil, err
+				}
+				dst = append(dst, b...)
 			}
-			return e.b, nil
+			return dst, nil
 		})
 		if err != nil {
 			return err
 		}
-		bw.WriteString("\n  ]\n")
+		bw.WriteString("\n  ]")
 	}
-	bw.WriteString("}\n")
+	bw.WriteString("\n}\n")
 	return bw.Flush()
 }

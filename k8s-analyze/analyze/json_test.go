@@ -2,8 +2,6 @@ package analyze
 
 import (
 	"bytes"
-	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -41,11 +39,10 @@ func TestWriteJSONIsDocumentEncode(t *testing.T) {
 }
 
 // TestWriteJSONGenerated compares the writers on a generated cluster, with
-// strings that need escaping, of more nodes than one round of the parallel
-// encoding.
+// strings that need escaping and invalid UTF-8.
 func TestWriteJSONGenerated(t *testing.T) {
 	s := view.Of(bench.Generate(bench.Size{Nodes: 150, Namespaces: 3, DeploymentsPerNamespace: 4, Replicas: 5}))
-	s.Pods[7].Annotations = map[string]string{DoNotDisruptAnnotation: "<b>&\"é\u2028"}
+	s.Pods[7].Annotations = map[string]string{DoNotDisruptAnnotation: "<b>&\"é\u2028\u2029\xff"}
 	s.Pods[9].Spec.Volumes = append(s.Pods[9].Spec.Volumes, view.Volume{Name: "é<x>", HostPath: &corev1.HostPathVolumeSource{Path: "/a\tb"}})
 	r, err := Analyze(s, Options{})
 	if err != nil {
@@ -60,35 +57,5 @@ func TestWriteJSONGenerated(t *testing.T) {
 	}
 	if diff := cmp.Diff(want.String(), got.String()); diff != "" {
 		t.Errorf("WriteJSON (-want +got):\n%s", diff)
-	}
-}
-
-// TestStrWordAtATime puts every byte value at every offset of a word.
-func TestStrWordAtATime(t *testing.T) {
-	for c := range 256 {
-		for k := range 17 {
-			b := []byte(strings.Repeat("a", 17))
-			b[k] = byte(c)
-			s := string(b)
-			want, err := json.Marshal(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := &enc{}
-			e.str(s)
-			if string(e.b) != string(want) {
-				t.Fatalf("str(%q) = %s, want %s", s, e.b, want)
-			}
-		}
-	}
-}
-
-func TestNewline(t *testing.T) {
-	for _, depth := range []int{0, 3, 30, 31, 40} {
-		e := enc{margin: 4}
-		e.newline(depth)
-		if want := "\n" + strings.Repeat(" ", 4+2*depth); string(e.b) != want {
-			t.Errorf("newline(%d) = %q, want %q", depth, e.b, want)
-		}
 	}
 }

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
-	"github.com/sentinel-go/sentinel/k8s-analyze/strictjson"
+	"github.com/sentinel-go/sentinel/k8s-analyze/decode"
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/take"
@@ -67,25 +67,31 @@ type scenario struct {
 	nodes           []string
 }
 
-// sameOnFastPath checks, on real objects, that the fast path of
-// view.Decode accepts the JSON of snap, into the view the canonical decoder
-// gives.
-func sameOnFastPath(t *testing.T, snap *snapshot.Snapshot) {
+// sameDecoded checks, on real objects, that decode.Full reads the JSON of
+// snap as the canonical decoder does, and decode.Read into its view.
+func sameDecoded(t *testing.T, snap *snapshot.Snapshot) {
 	t.Helper()
 	var data bytes.Buffer
 	if err := snapshot.Encode(&data, document.JSON, snap); err != nil {
 		t.Fatal(err)
 	}
-	var fast view.Snapshot
-	if err := strictjson.UnmarshalProjection(data.Bytes(), &fast, reflect.TypeFor[snapshot.Snapshot]()); err != nil {
-		t.Fatalf("the fast path refuses a real snapshot: %v", err)
+	got, err := decode.Full(bytes.NewReader(data.Bytes()), 0)
+	if err != nil {
+		t.Fatalf("decode.Full refuses a real snapshot: %v", err)
 	}
-	var full snapshot.Snapshot
-	if err := document.Unmarshal(data.Bytes(), snapshot.Kind, &full); err != nil {
+	var want snapshot.Snapshot
+	if err := document.Unmarshal(data.Bytes(), snapshot.Kind, &want); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(view.Of(&full), &fast); diff != "" {
-		t.Errorf("views of the canonical decoding (-) and of the fast path (+):\n%s", diff)
+	if diff := cmp.Diff(&want, got, cmp.Exporter(func(reflect.Type) bool { return true })); diff != "" {
+		t.Errorf("the canonical decoding (-) and decode.Full (+) differ:\n%s", diff)
+	}
+	v, err := decode.Read(bytes.NewReader(data.Bytes()), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(view.Of(&want), v); diff != "" {
+		t.Errorf("views of the canonical decoding (-) and of decode.Read (+):\n%s", diff)
 	}
 }
 
@@ -225,11 +231,11 @@ func TestPredictionMatchesEvictionAPI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			report, err := analyze.Analyze(view.Of(snap), analyze.Options{Nodes: s.nodes})
+			report, err := analyze.AnalyzeObjects(snap, analyze.Options{Nodes: s.nodes})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sameOnFastPath(t, snap)
+			sameDecoded(t, snap)
 			admin := cp.Clientset(controlplane.Admin)
 			var rules []string
 			checked := 0
@@ -303,7 +309,7 @@ func TestStalePDBPrediction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := analyze.Analyze(view.Of(snap), analyze.Options{Nodes: s.nodes})
+	report, err := analyze.AnalyzeObjects(snap, analyze.Options{Nodes: s.nodes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,11 @@
 // Package view is what k8s-analyze reads of a Snapshot: types that hold the
-// fields the checks read and no others, and the strict decoding of a
-// Snapshot document into them.
+// fields the checks read and no others, built from the Kubernetes objects
+// by plain functions (Of and the functions of each kind).
 //
-// Each type is a projection of a Kubernetes type (see
-// strictjson.UnmarshalProjection): its fields carry the JSON names of that
-// type's fields. A document is validated against the full snapshot.Snapshot
-// type, so what Decode accepts k8s-snapshot's readers accept, but only these
-// fields are stored: a Pod here is a sixth of a corev1.Pod. A check cannot
-// read a field the decoding did not keep, because the types do not have it.
+// A big snapshot is decoded an object at a time into the Kubernetes type,
+// which validates it, and only its view is kept: a Pod here is a sixth of a
+// corev1.Pod. A check cannot read a field the view did not keep, because
+// the types do not have it.
 package view
 
 import (

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
-	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
@@ -80,7 +79,7 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 				ObservedGeneration: b.Status.ObservedGeneration, DisruptionsAllowed: b.Status.DisruptionsAllowed,
 				CurrentHealthy: b.Status.CurrentHealthy, DesiredHealthy: b.Status.DesiredHealthy, DisruptedPods: disrupted}
 		}
-		report, err := analyze.Analyze(view.Of(s), analyze.Options{Nodes: []string{node.Name}, Now: now})
+		report, err := analyze.AnalyzeObjects(s, analyze.Options{Nodes: []string{node.Name}, Now: now})
 		if err != nil {
 			return f, fmt.Errorf("analyse node %s: %w", node.Name, err)
 		}

@@ -106,16 +106,9 @@ func Decode(r io.Reader, kind string, doc Document, limit int64) error {
 // Unmarshal decodes data, JSON or YAML, strictly into doc and checks that it
 // is a document of kind.
 func Unmarshal(data []byte, kind string, doc Document) error {
-	trimmed := bytes.TrimLeft(data, " \t\r\n\x00")
-	if len(bytes.TrimRight(trimmed, " \t\r\n\x00")) == 0 {
-		return fmt.Errorf("empty input: want a %s document", kind)
-	}
-	js := trimmed
-	if trimmed[0] != '{' && trimmed[0] != '[' {
-		var err error
-		if js, err = yamlToJSON(data); err != nil {
-			return err
-		}
+	js, err := ToJSON(data, kind)
+	if err != nil {
+		return err
 	}
 	strict, err := kjson.UnmarshalStrict(js, doc, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
 	if err != nil {
@@ -124,7 +117,7 @@ func Unmarshal(data []byte, kind string, doc Document) error {
 		}
 		return syntaxError(js, err)
 	}
-	if err := headerError(doc.DocumentHeader(), kind); err != nil {
+	if err := doc.DocumentHeader().Check(kind); err != nil {
 		return err
 	}
 	if len(strict) > 0 {
@@ -135,6 +128,20 @@ func Unmarshal(data []byte, kind string, doc Document) error {
 		return fmt.Errorf("invalid %s document: %s", kind, strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// ToJSON is data, a document of kind in JSON or YAML, as JSON: JSON as it
+// is (without leading blanks), YAML converted strictly (one document, a
+// mapping, no duplicate keys). Empty input is an error.
+func ToJSON(data []byte, kind string) ([]byte, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n\x00")
+	if len(bytes.TrimRight(trimmed, " \t\r\n\x00")) == 0 {
+		return nil, fmt.Errorf("empty input: want a %s document", kind)
+	}
+	if trimmed[0] == '{' || trimmed[0] == '[' {
+		return trimmed, nil
+	}
+	return yamlToJSON(data)
 }
 
 func yamlToJSON(data []byte) ([]byte, error) {
@@ -178,10 +185,12 @@ func checkHeader(js []byte, kind string) error {
 	if json.Unmarshal(js, &h) != nil {
 		return nil // not even the header parses: report the syntax error
 	}
-	return headerError(h, kind)
+	return h.Check(kind)
 }
 
-func headerError(h Header, kind string) error {
+// Check says what is wrong with h as the header of a document of kind (nil
+// when nothing is).
+func (h Header) Check(kind string) error {
 	switch {
 	case h.Kind == "":
 		return fmt.Errorf(`missing "kind": want a %s document`, kind)

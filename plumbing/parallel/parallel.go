@@ -16,21 +16,14 @@ import (
 // Do calls f(0) to f(n-1), each on a goroutine of its own, and returns once
 // all have returned. If any panicked, Do then panics with the first panic's
 // value and the stack it was raised on.
-//
-// The goroutines take the caller's debug.SetPanicOnFault setting: a caller
-// reading a memory-mapped file can make a fault on it (the file truncated
-// meanwhile) a panic it recovers from, wherever the fault happens.
 func Do(n int, f func(i int)) {
 	var (
 		wg    sync.WaitGroup
 		once  sync.Once
 		first *Panic
 	)
-	faultPanics := debug.SetPanicOnFault(false)
-	debug.SetPanicOnFault(faultPanics)
 	for i := range n {
 		wg.Go(func() {
-			debug.SetPanicOnFault(faultPanics)
 			defer func() {
 				if r := recover(); r != nil {
 					once.Do(func() { first = &Panic{Value: r, Stack: debug.Stack()} })

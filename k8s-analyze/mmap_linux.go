@@ -1,5 +1,0 @@
-package main
-
-import "syscall"
-
-const mapPopulate = syscall.MAP_POPULATE

@@ -1,5 +1,0 @@
-//go:build unix && !linux
-
-package main
-
-const mapPopulate = 0
