@@ -260,10 +260,18 @@ func (a *analyzer) node(n *view.Object, sc *scratch) Node {
 			}
 		}
 	}
+	// A PDB's findings weigh on the node only when the PDB governs the
+	// eviction of one of its pods (the Eviction API would consult its
+	// budget); otherwise they are told on the PDB's entry alone.
 	out.PDBs = make([]PDBBudget, 0, len(sc.order))
 	pdbCodes := sc.pdbCodes
 	for _, c := range sc.order {
 		b, fs := a.budget(c.info, c.onNode, c.usingBudget)
+		if c.usingBudget == 0 {
+			b.Findings = fs
+			out.PDBs = append(out.PDBs, b)
+			continue
+		}
 		out.PDBs = append(out.PDBs, b)
 		for _, f := range fs {
 			pdbCodes[c.info] = append(pdbCodes[c.info], f.Code)
@@ -277,11 +285,16 @@ func (a *analyzer) node(n *view.Object, sc *scratch) Node {
 	// The snapshot's own: every node is judged from it.
 	out.Findings = append(out.Findings, a.snapshot...)
 
+	// A pod's action: skip what a drain does not evict; block when the pod
+	// has a high finding, its own or one of the PDB that governs its
+	// eviction; evict otherwise (CHECKS.md, "Actions").
 	for i := range states {
 		st := &states[i]
 		v := st.verdict
 		for _, info := range st.matching {
-			v.Reasons = append(v.Reasons, pdbCodes[info]...)
+			if usesBudget(v.EvictableNow, info) {
+				v.Reasons = append(v.Reasons, pdbCodes[info]...)
+			}
 		}
 		slices.Sort(v.Reasons)
 		v.Reasons = slices.Compact(v.Reasons)
@@ -405,10 +418,14 @@ func (a *analyzer) pod(p *view.Pod, c chain, sc *scratch, v *PodVerdict) (podSta
 			return topName, map[string]string{"owner": topName, "replicas": itoa(top.replicas), "readyReplicas": itoa(top.readyReplicas)}
 		}
 		switch {
+		case top.replicas == 1 && !servingReady(p):
+			topName, ev := ev()
+			ev["phase"], ev["ready"] = string(p.Status.Phase), strconv.FormatBool(podReady(p))
+			add(a.finding(SingleReplicaNotServing, subj, ev, "pod %s is the only replica of %s but is not serving (%s, not Ready): evicting it takes no availability away", p.Name, topName, p.Status.Phase))
 		case top.replicas == 1:
 			topName, ev := ev()
 			add(a.finding(SingleReplica, subj, ev, "pod %s is the only replica of %s: evicting it is an outage until the replacement is Ready", p.Name, topName))
-		case readyHere[top] > 0 && a.x.readyByTop[top.meta.UID] <= readyHere[top] && int(top.readyReplicas) <= readyHere[top]:
+		case servingReady(p) && readyHere[top] > 0 && a.x.readyByTop[top.meta.UID] <= readyHere[top] && int(top.readyReplicas) <= readyHere[top]:
 			topName, ev := ev()
 			ev["readyOnNode"] = strconv.Itoa(readyHere[top])
 			add(a.finding(AllReplicasOnNode, subj, ev, "every Ready replica of %s (%d) is on this node: draining it is an outage", topName, readyHere[top]))
@@ -421,7 +438,7 @@ func (a *analyzer) pod(p *view.Pod, c chain, sc *scratch, v *PodVerdict) (podSta
 	if p.Namespace == "kube-system" && len(matching) == 0 {
 		add(a.finding(KubeSystemNoPDB, subj, nil, "kube-system pod %s has no PodDisruptionBudget", p.Name))
 	}
-	if len(matching) > 1 {
+	if st.verdict.EvictableNow.Rule == RuleMultiplePDBs {
 		names := make([]string, len(pdbs))
 		for i, m := range pdbs {
 			names[i] = m.Name

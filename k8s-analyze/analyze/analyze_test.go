@@ -34,6 +34,13 @@ func webPod(name, node, extra string) string {
    spec: {nodeName: ` + node + `, containers: [{name: c, image: i}]` + extra + `}, status: {phase: Running, conditions: [{type: Ready, status: "True"}]}}`
 }
 
+// unreadyPod is a web pod p on n1 in phase, not Ready.
+func unreadyPod(name, phase string) string {
+	return `
+- {metadata: {name: ` + name + `, namespace: ns, uid: pod-` + name + `, labels: {app: web}, ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-1, uid: rs-web, controller: true}]},
+   spec: {nodeName: n1, containers: [{name: c, image: i}]}, status: {phase: ` + phase + `, conditions: [{type: Ready, status: "False"}]}}`
+}
+
 // spread are web pods p (on n1), q and r (on n2).
 var spread = webPod("p", "n1", "") + webPod("q", "n2", "") + webPod("r", "n2", "")
 
@@ -138,6 +145,42 @@ func TestChecks(t *testing.T) {
    spec: {nodeName: n1, containers: [{name: c, image: i}]}, status: {phase: Running, conditions: [{type: Ready, status: "False"}]}}` + webPod("q", "n2", "") + webPod("r", "n2", ""),
 				"podDisruptionBudgets": pdbYAML("web", "minAvailable: 3, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 3, expectedPods: 4")},
 			wantCodes: []Code{PDBExhausted, UnhealthyBlocks}, wantRisk: Medium, wantAction: Evict,
+		},
+		// A PDB that governs no pod of the node (its pod here goes without
+		// budget) is told on the PDB, and the node is not blocked by it.
+		"zero-spec pdb, unready pod under AlwaysAllow": {
+			extra: map[string]string{"pods": unreadyPod("p", "Running") + webPod("q", "n2", "") + webPod("r", "n2", ""),
+				"podDisruptionBudgets": pdbYAML("web", "minAvailable: 3, unhealthyPodEvictionPolicy: AlwaysAllow, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 3, expectedPods: 3")},
+			wantCodes: []Code{}, wantRisk: Low, wantAction: Evict,
+		},
+		"zero-spec pdb, unready pod under a met IfHealthyBudget": {
+			extra: map[string]string{"pods": unreadyPod("p", "Running") + webPod("q", "n2", "") + webPod("r", "n2", ""),
+				"podDisruptionBudgets": pdbYAML("web", "minAvailable: 2, unhealthyPodEvictionPolicy: IfHealthyBudget, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2, expectedPods: 2")},
+			wantCodes: []Code{}, wantRisk: Low, wantAction: Evict,
+		},
+		"zero-spec pdb, pending pod": {
+			extra: map[string]string{"pods": unreadyPod("p", "Pending") + webPod("q", "n2", "") + webPod("r", "n2", ""),
+				"podDisruptionBudgets": pdbYAML("web", "minAvailable: 3, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 3, expectedPods: 3")},
+			wantCodes: []Code{}, wantRisk: Low, wantAction: Evict,
+		},
+		"zero-spec pdb, unready pod the budget refuses": {
+			extra: map[string]string{"pods": unreadyPod("p", "Running") + webPod("q", "n2", "") + webPod("r", "n2", ""),
+				"podDisruptionBudgets": pdbYAML("web", "minAvailable: 3, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 3, expectedPods: 3")},
+			wantCodes: []Code{PDBZeroSpec, UnhealthyBlocks}, wantRisk: High, wantAction: Block,
+		},
+		"overlapping pdbs, pending pod": {
+			extra: map[string]string{"pods": unreadyPod("p", "Pending") + webPod("q", "n2", "") + webPod("r", "n2", ""),
+				"podDisruptionBudgets": pdbYAML("web", "maxUnavailable: 1, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 2, expectedPods: 3") +
+					pdbYAML("all", "maxUnavailable: 1, selector: {}", "disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 2, expectedPods: 3")},
+			wantCodes: []Code{}, wantRisk: Low, wantAction: Evict,
+		},
+		"single replica pending": {
+			extra: map[string]string{
+				"statefulSets": `
+- {metadata: {name: db, namespace: ns, uid: ss-db}, spec: {replicas: 1, selector: {matchLabels: {app: db}}, template: {}, serviceName: db}, status: {replicas: 1, readyReplicas: 0}}`,
+				"pods": `
+- {metadata: {name: p, namespace: ns, uid: pod-p, labels: {app: db}, ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: db, uid: ss-db, controller: true}]}, spec: {nodeName: n1, containers: [{name: c, image: i}]}, status: {phase: Pending}}`},
+			wantCodes: []Code{SingleReplicaNotServing}, wantRisk: Low, wantAction: Evict,
 		},
 		"unmanaged pod": {
 			extra: map[string]string{"pods": `
@@ -449,5 +492,33 @@ func TestSharedLabelMaps(t *testing.T) {
 	web := []Ref{{Namespace: "ns", Name: "web", UID: "pdb-web"}}
 	if diff := cmp.Diff(map[string][]Ref{"ns/p": web, "ns/q": web, "other/x": nil}, got); diff != "" {
 		t.Errorf("PDBs per pod (-want +got):\n%s", diff)
+	}
+}
+
+// TestPDBFindingsWhereTheyGovern: a zero-spec PDB under AlwaysAllow governs
+// the Ready pods on n2 (blocked, high) but not the unready pod on n1, which
+// goes without budget: n1 stays low, and the finding is told on its PDB
+// entry.
+func TestPDBFindingsWhereTheyGovern(t *testing.T) {
+	s := build(t, map[string]string{"pods": unreadyPod("p", "Running") + webPod("q", "n2", "") + webPod("r", "n2", ""),
+		"podDisruptionBudgets": pdbYAML("web", "minAvailable: 3, unhealthyPodEvictionPolicy: AlwaysAllow, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 3, expectedPods: 3")})
+	r, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, n2 := r.Nodes[0], r.Nodes[1]
+	if n1.Risk != Low || len(n1.Findings) != 0 || n1.Pods[0].Action != Evict || !n1.Pods[0].EvictableNow.Allowed {
+		t.Errorf("n1: risk %s, findings %v, pod %+v; want low, none, evict, allowed", n1.Risk, codes(n1.Findings), n1.Pods[0])
+	}
+	if len(n1.PDBs) != 1 || n1.PDBs[0].PodsUsingBudget != 0 || !slices.Equal(codes(n1.PDBs[0].Findings), []Code{PDBZeroSpec}) {
+		t.Errorf("n1 PDBs = %+v, want web with pdb-zero-spec told on it", n1.PDBs)
+	}
+	if n2.Risk != High || !slices.Contains(codes(n2.Findings), PDBZeroSpec) || len(n2.PDBs) != 1 || n2.PDBs[0].Findings != nil {
+		t.Errorf("n2: risk %s, findings %v, PDBs %+v; want high with pdb-zero-spec among the node's findings", n2.Risk, codes(n2.Findings), n2.PDBs)
+	}
+	for _, v := range n2.Pods {
+		if v.Action != Block || !slices.Contains(v.Reasons, PDBZeroSpec) {
+			t.Errorf("n2 pod %s: action %s, reasons %v; want block for pdb-zero-spec", v.Name, v.Action, v.Reasons)
+		}
 	}
 }

@@ -24,14 +24,16 @@ const (
 	OwnerUnverifiable Code = "owner-unverifiable"
 	UnmanagedPod      Code = "unmanaged-pod"
 	SingleReplica     Code = "single-replica"
-	AllReplicasOnNode Code = "all-replicas-on-node"
-	DaemonSetPod      Code = "daemonset-pod"
-	MirrorPod         Code = "mirror-pod"
-	TerminalPod       Code = "terminal-pod"
-	TerminatingPod    Code = "terminating-pod"
-	DoNotEvict        Code = "do-not-evict"
-	LongGrace         Code = "long-grace"
-	KubeSystemNoPDB   Code = "kube-system-no-pdb"
+	// SingleReplicaNotServing is a single replica that is not serving.
+	SingleReplicaNotServing Code = "single-replica-not-serving"
+	AllReplicasOnNode       Code = "all-replicas-on-node"
+	DaemonSetPod            Code = "daemonset-pod"
+	MirrorPod               Code = "mirror-pod"
+	TerminalPod             Code = "terminal-pod"
+	TerminatingPod          Code = "terminating-pod"
+	DoNotEvict              Code = "do-not-evict"
+	LongGrace               Code = "long-grace"
+	KubeSystemNoPDB         Code = "kube-system-no-pdb"
 )
 
 // Storage checks.
@@ -76,6 +78,7 @@ func Checks() []Check {
 		{OwnerUnverifiable, Low, "the owner is a kind the snapshot does not hold (custom controller): check that it recreates evicted pods"},
 		{AllReplicasOnNode, High, "scale up or spread the replicas (topologySpreadConstraints, pod anti-affinity) so Ready replicas exist on other nodes"},
 		{SingleReplica, Medium, "run at least two replicas if the workload must stay available while the node drains"},
+		{SingleReplicaNotServing, Low, "none for the drain: the only replica is not serving (Pending or not Ready), so evicting it takes nothing away; find out why it is not Ready"},
 		{DoNotEvict, High, "ask the workload's owner, then remove the annotation (cluster-autoscaler.kubernetes.io/safe-to-evict or karpenter.sh/do-not-disrupt)"},
 		{LongGrace, Medium, "expect the pod to take up to its terminationGracePeriodSeconds to stop; lower it or extend the drain deadline"},
 		{KubeSystemNoPDB, Medium, "give the kube-system workload a PDB so its disruption is bounded"},

@@ -145,6 +145,10 @@ type PDBBudget struct {
 	// ceil(PodsUsingBudget / DisruptionsAllowed). Absent when the budget
 	// allows nothing now.
 	RoundsNeeded *int `json:"roundsNeeded,omitempty"`
+	// Findings are the PDB's findings when it governs the eviction of none
+	// of the node's pods (PodsUsingBudget 0): told here, they do not weigh
+	// on the node's risk. Otherwise they are among the node's findings.
+	Findings []Finding `json:"findings,omitempty"`
 }
 
 // Severity is a finding's severity and a node's risk.

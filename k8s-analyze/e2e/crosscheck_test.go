@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -217,16 +218,29 @@ func TestPredictionMatchesEvictionAPI(t *testing.T) {
 		overlap bool
 		pods    int      // pods in the namespace, on the scenario's nodes
 		rules   []string // every rule that must have decided some pod
+		// unready: one pod of each of these apps is made not Ready.
+		unready []string
 	}{
-		"budget":  {"analyze-budget.yaml", 6, false, 7, []string{analyze.RuleBudgetAvailable, analyze.RuleBudgetExhausted, analyze.RulePending, analyze.RuleNoPDB}},
-		"overlap": {"analyze-overlap.yaml", 2, true, 2, []string{analyze.RuleMultiplePDBs}},
-		"pvc":     {"analyze-pvc.yaml", 1, false, 1, []string{analyze.RuleNoPDB}},
+		"budget":  {"analyze-budget.yaml", 6, false, 7, []string{analyze.RuleBudgetAvailable, analyze.RuleBudgetExhausted, analyze.RulePending, analyze.RuleNoPDB}, nil},
+		"overlap": {"analyze-overlap.yaml", 2, true, 2, []string{analyze.RuleMultiplePDBs}, nil},
+		"pvc":     {"analyze-pvc.yaml", 1, false, 1, []string{analyze.RuleNoPDB}, nil},
+		"unhealthy": {"analyze-unhealthy.yaml", 9, false, 12, []string{analyze.RuleUnhealthyAlwaysAllow, analyze.RuleUnhealthyBudget, analyze.RuleBudgetExhausted, analyze.RulePending},
+			[]string{"always", "ifhealthy", "default"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			s := setup(t, ctx, tc.file, tc.ready, !tc.overlap)
+			admin := cp.Clientset(controlplane.Admin)
+			for _, app := range tc.unready {
+				if err := makeUnready(ctx, admin, s.namespace, app); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := settled(ctx, admin, s.namespace, !tc.overlap); err != nil {
+				t.Fatal(err)
+			}
 			snap, err := takeSnapshot(ctx, s.nodes)
 			if err != nil {
 				t.Fatal(err)
@@ -236,10 +250,10 @@ func TestPredictionMatchesEvictionAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameDecoded(t, snap)
-			admin := cp.Clientset(controlplane.Admin)
 			var rules []string
 			checked := 0
 			for _, n := range report.Nodes {
+				checkNodeGrade(t, n)
 				for _, v := range n.Pods {
 					if v.Namespace != s.namespace {
 						continue
@@ -257,6 +271,7 @@ func TestPredictionMatchesEvictionAPI(t *testing.T) {
 						t.Errorf("pod %s on %s: predicted %d %q (rule %s), the Eviction API answered %d %q",
 							v.Name, n.Name, want.status, want.message, p.Rule, got.status, got.message)
 					}
+					checkAction(t, n, v, got)
 					rules = append(rules, p.Rule)
 					checked++
 				}
@@ -271,6 +286,104 @@ func TestPredictionMatchesEvictionAPI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pdbCodes are the findings about a PDB's budget (subject: the PDB).
+var pdbCodes = map[analyze.Code]bool{analyze.PDBZeroSpec: true, analyze.PDBSyncFailed: true, analyze.PDBForbidden: true,
+	analyze.PDBExhausted: true, analyze.PDBInsufficientForNode: true, analyze.PDBStale: true}
+
+var rank = map[analyze.Severity]int{analyze.Low: 0, analyze.Medium: 1, analyze.High: 2}
+
+func severity(c analyze.Code) analyze.Severity {
+	for _, k := range analyze.Checks() {
+		if k.Code == c {
+			return k.Severity
+		}
+	}
+	return ""
+}
+
+// governs reports whether the PDB of p governs the pod's eviction: the API
+// consults its budget (uses it, or is refused by it).
+func governs(p analyze.Prediction) bool { return p.PDB != "" && (p.UsesBudget || !p.Allowed) }
+
+// checkAction holds a pod's action to CHECKS.md's rule, given got, the
+// Eviction API's real answer: a PDB's findings are among the pod's reasons
+// only when that PDB governs its eviction; the pod is blocked exactly when
+// a reason is high; a pod the API accepts without budget is never blocked
+// for its PDB; and its node's risk is at least its worst reason.
+func checkAction(t *testing.T, n analyze.Node, v analyze.PodVerdict, got answer) {
+	t.Helper()
+	p := v.EvictableNow
+	worst := analyze.Low
+	for _, c := range v.Reasons {
+		if pdbCodes[c] && !governs(p) {
+			t.Errorf("pod %s: reason %s of a PDB that does not govern its eviction (the API answered %d, rule %s)", v.Name, c, got.status, p.Rule)
+		}
+		if sev := severity(c); rank[sev] > rank[worst] {
+			worst = sev
+		}
+	}
+	want := analyze.Evict
+	if worst == analyze.High {
+		want = analyze.Block
+	}
+	if v.Action != want {
+		t.Errorf("pod %s: action %s, want %s (reasons %v)", v.Name, v.Action, want, v.Reasons)
+	}
+	if rank[n.Risk] < rank[worst] {
+		t.Errorf("node %s: risk %s below its pod %s's reason of severity %s", n.Name, n.Risk, v.Name, worst)
+	}
+	if got.status == 201 && !p.UsesBudget && p.PDB != "" && slices.ContainsFunc(v.Reasons, func(c analyze.Code) bool { return pdbCodes[c] }) {
+		t.Errorf("pod %s: the API lets it go without budget (rule %s), yet its PDB's findings are its reasons %v", v.Name, p.Rule, v.Reasons)
+	}
+	if p.Rule == analyze.RulePending && strings.HasPrefix(v.Name, "pend-") && !slices.Contains(v.Reasons, analyze.SingleReplicaNotServing) {
+		t.Errorf("pod %s: a Pending single replica without %s (reasons %v)", v.Name, analyze.SingleReplicaNotServing, v.Reasons)
+	}
+}
+
+// checkNodeGrade: a PDB's budget findings weigh on node n only when the PDB
+// governs the eviction of a pod on n; otherwise they are told on its entry.
+func checkNodeGrade(t *testing.T, n analyze.Node) {
+	t.Helper()
+	for _, f := range n.Findings {
+		if f.Subject.Kind != "PodDisruptionBudget" || !pdbCodes[f.Code] {
+			continue
+		}
+		if !slices.ContainsFunc(n.Pods, func(v analyze.PodVerdict) bool {
+			return v.EvictableNow.PDB == f.Subject.Name && governs(v.EvictableNow)
+		}) {
+			t.Errorf("node %s: finding %s of PDB %s, which governs the eviction of none of its pods", n.Name, f.Code, f.Subject.Name)
+		}
+	}
+	for _, b := range n.PDBs {
+		if len(b.Findings) > 0 && b.PodsUsingBudget > 0 {
+			t.Errorf("node %s: PDB %s governs %d pods, yet its findings are told on its entry only", n.Name, b.Name, b.PodsUsingBudget)
+		}
+	}
+}
+
+// makeUnready sets the Ready condition of one Ready pod of app to False, as
+// a failing readiness probe would.
+func makeUnready(ctx context.Context, c kubernetes.Interface, namespace, app string) error {
+	pods, err := c.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		return err
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !controlplane.PodReady(p) {
+			continue
+		}
+		for j := range p.Status.Conditions {
+			if t := p.Status.Conditions[j].Type; t == corev1.PodReady || t == corev1.ContainersReady {
+				p.Status.Conditions[j].Status = corev1.ConditionFalse
+			}
+		}
+		_, err := c.CoreV1().Pods(namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		return err
+	}
+	return fmt.Errorf("no Ready pod of app %s to make unready", app)
 }
 
 // TestStalePDBPrediction freezes PDB status (kube-controller-manager
