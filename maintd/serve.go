@@ -81,10 +81,14 @@ func (e election) lead(ctx context.Context, client kubernetes.Interface, log *sl
 		}
 	}()
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		LeaseDuration:   e.lease,
-		RenewDeadline:   e.renew,
-		RetryPeriod:     e.renew / 4,
+		Lock:          lock,
+		LeaseDuration: e.lease,
+		RenewDeadline: e.renew,
+		// A standby sees the lease expire one retry (with jitter, up to
+		// 2.2 retries) after it does, and the leader's last renewal up to
+		// as late: a short retry keeps a takeover close to the lease
+		// duration (15 s: a Get every 0.75-1.65 s per replica).
+		RetryPeriod:     e.lease / 20,
 		ReleaseOnCancel: true,
 		Name:            e.name,
 		Callbacks: leaderelection.LeaderCallbacks{

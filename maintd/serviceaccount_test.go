@@ -51,6 +51,10 @@ func TestServiceAccount(t *testing.T) {
 	kc := shippedAccess(t, ctx)
 	watch := kubectlWatch(t, ctx, "get", "mp", "-l", "test="+e.label, "-w", "--no-headers")
 	m := e.startMaintd(t, kc, "--leader-elect", "--leader-elect-lease-duration", "4s")
+	// A plan for a node that does not exist: once kubectl shows it
+	// Blocked, its watch runs and maintd leads.
+	marker := e.plan(t, ctx, "marker", api.MaintenancePlanSpec{NodeName: e.ns + "-absent", AllowAllWorkloads: true})
+	watch.phases(t, ctx, marker.Name, "Blocked")
 
 	p := e.plan(t, ctx, "drain", api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns)})
 	done := e.waitPhase(t, ctx, p.Name, api.Drained, api.ReasonDrained)

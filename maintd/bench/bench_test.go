@@ -204,7 +204,7 @@ func TestDrainVersusKubectl(t *testing.T) {
 	fmt.Fprintf(&doc, "25%% of a CPU for 3 s; median wait %s).\n\n", median(b.settledIn).Round(100*time.Millisecond))
 	fmt.Fprintf(&doc, "- maintd: started with `--selector %s=RUN --max-nodes-in-maintenance 1 --workers 4`, its caches\n", runLabel)
 	fmt.Fprintf(&doc, "  synced (/readyz), then timed from the creation of the plan (`nodeName`, `allowAllWorkloads: true`,\n")
-	fmt.Fprintf(&doc, "  defaults: maxConcurrentEvictions 10, maxCooldown 60s) to the watch event with `status.phase: Drained`;\n")
+	fmt.Fprintf(&doc, "  defaults: maxConcurrentEvictions 50, maxCooldown 60s) to the watch event with `status.phase: Drained`;\n")
 	fmt.Fprintf(&doc, "  stopped with SIGTERM after each run.\n")
 	fmt.Fprintf(&doc, "- kubectl drain: the command's wall time (it evicts every pod concurrently and retries a 429 every 5 s).\n")
 	fmt.Fprintf(&doc, "- floor: rounds x ready delay + one eviction's latency; rounds are the largest `roundsNeeded` of the\n")

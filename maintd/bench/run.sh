@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# maintd vs kubectl drain (v1.37.2): drain node-1 of fresh copies of
-# testdata/scenarios/maintd-bench.yaml (20 and 80 pods), same local control
-# plane, same run. Writes the "## maintd" section of docs/benchmarks.md
-# (other sections kept); exits 1 when a target is missed.
-#   BENCH_N=3          drains per tool and size (medians reported)
-#   BENCH_SIZES=10,40  Deployments x 8 replicas (10: 20 pods on node-1, 40: 80)
+# maintd's benchmarks, each on its own local control plane, each writing its
+# section of docs/benchmarks.md (other sections kept); exits 1 when a target
+# is missed.
+#   drain: maintd vs kubectl drain (v1.37.2) of node-1 of fresh copies of
+#          testdata/scenarios/maintd-bench.yaml (20 and 80 pods), same run
+#          ("## maintd").
+#   scale: 200 kwok nodes and 6,000 pods: maintd's idle cost, the busiest
+#          nodes drained by maintd and by kubectl drain, 20 plans through 5
+#          slots ("## maintd at scale").
+# usage: run.sh [drain] [scale]       (default: both)
+#   BENCH_N=3          drains per tool (and size)
+#   BENCH_SIZES=10,40  drain: Deployments x 8 replicas (10: 20 pods on node-1, 40: 80)
+#   BENCH_IDLE=60s     scale: the idle window
 #   BIN=dir            use prebuilt binaries (default: make build, then ./bin)
 #   BENCH_LOGS=dir     keep maintd's and kubectl's output and each plan (default: a new temp dir, kept)
 set -euo pipefail
@@ -16,14 +23,21 @@ if [[ -z "${BIN:-}" ]]; then
 	export BIN="$root/bin"
 fi
 export BENCH_LOGS="${BENCH_LOGS:-$(mktemp -d /tmp/maintd-bench-logs.XXXXXX)}"
-out="$tmp/section.md"
-(cd "$root/maintd" && BENCH_OUT="$out" go test -tags bench -count=1 -timeout 60m -run TestDrainVersusKubectl -v ./bench/) || status=$?
+suites=("$@")
+[[ ${#suites[@]} -eq 0 ]] && suites=(drain scale)
+status=0
+for s in "${suites[@]}"; do
+	case "$s" in
+	drain) test=TestDrainVersusKubectl heading="## maintd" ;;
+	scale) test=TestScale heading="## maintd at scale" ;;
+	*) echo "run.sh: unknown benchmark $s (drain, scale)" >&2; exit 2 ;;
+	esac
+	out="$tmp/$s.md"
+	(cd "$root/maintd" && BENCH_OUT="$out" go test -tags bench -count=1 -timeout 60m -run "^$test\$" -v ./bench/) || status=1
+	if [[ -s "$out" ]]; then
+		python3 "$root/plumbing/bench/section.py" "$root/docs/benchmarks.md" "$heading" "$out"
+		echo "updated docs/benchmarks.md: $heading"
+	fi
+done
 echo "maintd and kubectl logs, plans' status: $BENCH_LOGS"
-if [[ -s "$out" ]]; then
-	doc="$root/docs/benchmarks.md"
-	touch "$doc"
-	# Replace this tool's section (up to the next "## " heading), or append it.
-	python3 "$root/plumbing/bench/section.py" "$doc" "## maintd" "$out"
-	echo "updated $doc"
-fi
-exit "${status:-0}"
+exit "$status"

@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
@@ -92,10 +93,16 @@ type Controller struct {
 	// claims are plans that decided to cordon before the cache shows it,
 	// so two plans never take the last maintenance slot together.
 	claims map[types.UID]bool
-	// slot serialises the decisions of plans that have not started.
+	// slot serialises the plans' decisions (decide).
 	slot sync.Mutex
 	// synced is set once every cache has synced.
 	synced atomic.Bool
+	// superseded maps a plan's name to the resourceVersion this controller
+	// last wrote over, and what it wrote: while the cache still holds that
+	// version, it is behind maintd's own write; a reconcile would only meet
+	// a conflict (the watch event of the write queues the plan again), and
+	// the other plans read what was written.
+	superseded map[string]write
 }
 
 // New builds a Controller and its informers; Run starts them.
@@ -112,13 +119,13 @@ func New(cfg Config) *Controller {
 	if cfg.MaxNodes <= 0 {
 		cfg.MaxNodes = 1
 	}
-	c := &Controller{cfg: cfg, claims: map[types.UID]bool{}}
+	c := &Controller{cfg: cfg, claims: map[types.UID]bool{}, superseded: map[string]write{}}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "maintenanceplans", MetricsProvider: cfg.QueueMetrics})
 
 	c.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
-		informers.WithTransform(stripManagedFields))
+		informers.WithTransform(slim))
 	core, apps, batch := c.factory.Core().V1(), c.factory.Apps().V1(), c.factory.Batch().V1()
 	podInformer := core.Pods().Informer()
 	utilruntime.Must(podInformer.AddIndexers(cache.Indexers{byNode: func(o any) ([]string, error) {
@@ -211,10 +218,15 @@ func (c *Controller) enqueueWaiting() {
 	}
 }
 
-// enqueueLive queues every plan that can still act.
+// enqueueLive queues every plan that can still act, except those waiting
+// for a slot: another plan's change wakes them (enqueueWaiting).
 func (c *Controller) enqueueLive() {
 	for _, o := range c.planInformer.GetIndexer().List() {
-		if p := o.(*api.MaintenancePlan); !drain.Final(&p.Status) || p.DeletionTimestamp != nil {
+		p := o.(*api.MaintenancePlan)
+		if p.Status.Reason == api.WaitingForSlot && p.DeletionTimestamp == nil {
+			continue
+		}
+		if !drain.Final(&p.Status) || p.DeletionTimestamp != nil {
 			c.queue.Add(p.Name)
 		}
 	}
@@ -292,10 +304,16 @@ func (c *Controller) next(ctx context.Context) bool {
 func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration, error) {
 	cached, err := c.plans.Get(name)
 	if apierrors.IsNotFound(err) {
+		c.mu.Lock()
+		delete(c.superseded, name)
+		c.mu.Unlock()
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
+	}
+	if c.behind(cached) {
+		return 0, nil
 	}
 	p := cached.DeepCopy()
 	if p.DeletionTimestamp != nil {
@@ -303,27 +321,14 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 	}
 	if !hasFinalizer(p) {
 		p.Finalizers = append(p.Finalizers, Finalizer)
+		rv := p.ResourceVersion
 		if p, err = c.cfg.Plans.Update(ctx, p); err != nil {
 			return 0, fmt.Errorf("add finalizer: %w", err)
 		}
+		c.wrote(p, rv)
 	}
-	if p.Status.EvictionProgress == nil || p.Status.EvictionProgress.Scope == "" {
-		// Plans that have not started take the maintenance slots one at a time.
-		c.slot.Lock()
-		defer c.slot.Unlock()
-	}
-	now := c.cfg.Now()
-	f, err := c.facts(p, now)
+	dec, p, now, err := c.decide(ctx, p)
 	if err != nil {
-		return 0, err
-	}
-	dec := drain.Decide(f, p, now)
-	if dec.Action == drain.Cordon {
-		c.mu.Lock()
-		c.claims[p.UID] = true
-		c.mu.Unlock()
-	}
-	if p, err = c.persist(ctx, p, dec.Status); err != nil {
 		return 0, err
 	}
 	switch dec.Action {
@@ -336,6 +341,28 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 		return 0, err
 	}
 	return dec.Requeue, nil
+}
+
+// decide reads the facts, decides and persists the decision, one plan at a
+// time: what a plan decided (a slot it claims, the evictions it is about to
+// send) is in memory or in the status it wrote before the next plan reads
+// its facts. The requests themselves go out after, in parallel.
+func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan) (drain.Decision, *api.MaintenancePlan, time.Time, error) {
+	c.slot.Lock()
+	defer c.slot.Unlock()
+	now := c.cfg.Now()
+	f, err := c.facts(p, now)
+	if err != nil {
+		return drain.Decision{}, nil, now, err
+	}
+	dec := drain.Decide(f, p, now)
+	if dec.Action == drain.Cordon {
+		c.mu.Lock()
+		c.claims[p.UID] = true
+		c.mu.Unlock()
+	}
+	p, err = c.persist(ctx, p, dec.Status)
+	return dec, p, now, err
 }
 
 // persist writes the status when it changed; a conflict is an error, and the
@@ -351,8 +378,44 @@ func (c *Controller) persist(ctx context.Context, p *api.MaintenancePlan, st api
 	if err != nil {
 		return nil, fmt.Errorf("update status: %w", err)
 	}
+	c.wrote(out, p.ResourceVersion)
 	c.changed(out, before, st)
 	return out, nil
+}
+
+// write is a plan as this controller wrote it over version rv.
+type write struct {
+	rv   string
+	plan *api.MaintenancePlan
+}
+
+// wrote notes that this controller replaced version rv of a plan with out.
+func (c *Controller) wrote(out *api.MaintenancePlan, rv string) {
+	c.mu.Lock()
+	c.superseded[out.Name] = write{rv: rv, plan: out}
+	c.mu.Unlock()
+}
+
+// newest is the newer of a cached plan and what this controller wrote over
+// it; c.mu is held.
+func (c *Controller) newest(cached *api.MaintenancePlan) *api.MaintenancePlan {
+	if w, ok := c.superseded[cached.Name]; ok && w.rv == cached.ResourceVersion {
+		return w.plan
+	}
+	return cached
+}
+
+// behind reports whether the cached plan is a version this controller has
+// already written over; once the cache has moved on, the note goes.
+func (c *Controller) behind(cached *api.MaintenancePlan) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w, ok := c.superseded[cached.Name]
+	if ok && w.rv != cached.ResourceVersion {
+		delete(c.superseded, cached.Name)
+		return false
+	}
+	return ok
 }
 
 // changed logs, records events and counts what a status write changed.
@@ -496,8 +559,13 @@ func (l planLister) List(sel labels.Selector) ([]*api.MaintenancePlan, error) {
 
 func isConflict(err error) bool { return apierrors.IsConflict(err) }
 
-// stripManagedFields drops what maintd never reads from cached objects.
-func stripManagedFields(obj any) (any, error) {
+// slim drops what maintd never reads from cached objects: managedFields,
+// and of a pod everything the drain analysis does not read (view.SlimPod),
+// so that a cluster's pods cost the cache a fraction of their full size.
+func slim(obj any) (any, error) {
+	if p, ok := obj.(*corev1.Pod); ok {
+		return view.SlimPod(p), nil
+	}
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
 	}

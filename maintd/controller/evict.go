@@ -104,6 +104,7 @@ func (c *Controller) record(ctx context.Context, p *api.MaintenancePlan, apply f
 		q.Status = apply(p.Status)
 		out, err := c.cfg.Plans.UpdateStatus(ctx, q)
 		if err == nil {
+			c.wrote(out, q.ResourceVersion)
 			c.changed(out, p.Status, q.Status)
 			return nil
 		}

@@ -64,13 +64,12 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 		}
 	}
 
-	if node != nil {
-		s, err := c.snapshot(sortedKeys(namespaces), now)
+	for _, ns := range sortedKeys(namespaces) {
+		pdbs, err := c.pdbs.PodDisruptionBudgets(ns).List(labels.Everything())
 		if err != nil {
-			return f, err
+			return f, fmt.Errorf("list pod disruption budgets in %s: %w", ns, err)
 		}
-		for i := range s.PodDisruptionBudgets {
-			b := &s.PodDisruptionBudgets[i]
+		for _, b := range pdbs {
 			disrupted := make(map[string]bool, len(b.Status.DisruptedPods))
 			for name := range b.Status.DisruptedPods {
 				disrupted[name] = true
@@ -78,6 +77,12 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 			f.PDBs[b.Namespace+"/"+b.Name] = drain.PDB{ResourceVersion: b.ResourceVersion, Generation: b.Generation,
 				ObservedGeneration: b.Status.ObservedGeneration, DisruptionsAllowed: b.Status.DisruptionsAllowed,
 				CurrentHealthy: b.Status.CurrentHealthy, DesiredHealthy: b.Status.DesiredHealthy, DisruptedPods: disrupted}
+		}
+	}
+	if node != nil {
+		s, err := c.snapshot(node, onNode, sortedKeys(namespaces), now)
+		if err != nil {
+			return f, err
 		}
 		report, err := analyze.AnalyzeObjects(s, analyze.Options{Nodes: []string{node.Name}, Now: now})
 		if err != nil {
@@ -95,6 +100,15 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 	for _, o := range plans {
 		if o.UID == p.UID || o.DeletionTimestamp != nil || !c.selects(o) {
 			continue
+		}
+		o = c.newest(o)
+		if ep := o.Status.EvictionProgress; ep != nil {
+			for _, a := range ep.ActivePods {
+				if pod, err := c.pods.Pods(a.Namespace).Get(a.Name); err == nil && pod.UID == a.UID {
+					f.Pods[pod.UID] = podFact(pod)
+				}
+				f.Others = append(f.Others, a)
+			}
 		}
 		started := o.Status.EvictionProgress != nil && o.Status.EvictionProgress.Scope != ""
 		if started {
@@ -149,17 +163,18 @@ func (c *Controller) workloadUID(w api.WorkloadRef) (types.UID, error) {
 	return m.GetUID(), nil
 }
 
-// snapshot is the Snapshot the analysis needs, built from the caches: every
-// node, and the pods, owners, budgets and claims of the given namespaces.
-// Objects are shallow copies of the cached ones; nothing here modifies them.
-func (c *Controller) snapshot(namespaces []string, now time.Time) (*snapshot.Snapshot, error) {
+// snapshot is the Snapshot the analysis of node needs, built from the
+// caches as k8s-snapshot --node builds it from the API: the node, its pods
+// (onNode), the owners, budgets and claims of their namespaces, and the
+// sibling pods that snapshot.PodQueries names (the other replicas of their
+// owners and the rest of their budgets), trimmed by snapshot.ForNodes.
+// Objects are shallow copies of the cached ones; nothing here modifies
+// them. Its cost follows the node's pods and their workloads, not the
+// cluster's size.
+func (c *Controller) snapshot(node *corev1.Node, onNode []any, namespaces []string, now time.Time) (*snapshot.Snapshot, error) {
 	s := snapshot.New()
 	s.Metadata.CapturedAt = metav1.NewTime(now)
-	nodes, err := c.nodes.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	s.Nodes = values(nodes)
+	s.Nodes = []corev1.Node{*node}
 	pvs, err := c.pvs.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("list persistent volumes: %w", err)
@@ -170,16 +185,35 @@ func (c *Controller) snapshot(namespaces []string, now time.Time) (*snapshot.Sna
 			return nil, err
 		}
 	}
-	return s, nil
+	pods := make([]*corev1.Pod, 0, len(onNode))
+	seen := map[types.UID]bool{}
+	for _, o := range onNode {
+		pod := o.(*corev1.Pod)
+		pods, seen[pod.UID] = append(pods, pod), true
+	}
+	s.Pods = values(slices.Clone(pods))
+	for _, q := range snapshot.PodQueries(s, []string{node.Name}) {
+		sel, err := labels.Parse(q.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("pods of %s %q: %w", q.Namespace, q.Selector, err)
+		}
+		siblings, err := c.pods.Pods(q.Namespace).List(sel)
+		if err != nil {
+			return nil, fmt.Errorf("list pods in %s: %w", q.Namespace, err)
+		}
+		for _, p := range siblings {
+			if !seen[p.UID] {
+				pods, seen[p.UID] = append(pods, p), true
+			}
+		}
+	}
+	s.Pods = values(pods)
+	return snapshot.ForNodes(s, node.Name)
 }
 
+// namespace adds the owners, budgets and claims of namespace ns to s.
 func (c *Controller) namespace(s *snapshot.Snapshot, ns string) error {
 	all := labels.Everything()
-	pods, err := c.pods.Pods(ns).List(all)
-	if err != nil {
-		return fmt.Errorf("list pods in %s: %w", ns, err)
-	}
-	s.Pods = append(s.Pods, values(pods)...)
 	rs, err := c.replicaSets.ReplicaSets(ns).List(all)
 	if err != nil {
 		return fmt.Errorf("list replica sets in %s: %w", ns, err)

@@ -375,6 +375,22 @@ func TestDecide(t *testing.T) {
 			},
 			want: want{phase: api.CoolingDown, reason: api.BudgetExhausted, message: "not yet counted"},
 		},
+		"another plan's eviction under the PDB not yet shown: no request": {
+			setup: func(w *world) {
+				w.started(api.Cordoned, api.CordonObserved)
+				w.facts.Pods["pod-9"] = Pod{Namespace: "shop", Name: "web-9"}
+				w.facts.Others = []api.ActivePod{{Namespace: "shop", Name: "web-9", UID: "pod-9", PDB: "web", PDBResourceVersion: "10", Outcome: Requested}}
+			},
+			want: want{phase: api.CoolingDown, reason: api.BudgetExhausted, message: "1 evictions (of this plan and others) are not yet counted"},
+		},
+		"another plan's eviction shown in the PDB: evict": {
+			setup: func(w *world) {
+				w.started(api.Cordoned, api.CordonObserved)
+				w.setPDB("shop/web", func(p *PDB) { p.ResourceVersion = "11" })
+				w.facts.Others = []api.ActivePod{{Namespace: "shop", Name: "web-9", UID: "pod-9", PDB: "web", PDBResourceVersion: "10", Outcome: Accepted}}
+			},
+			want: want{phase: api.Draining, reason: api.EvictionRequested, action: Evict, targets: []string{"shop/web-1"}},
+		},
 		"accepted and gone, budget recovered: next pod": {
 			setup: func(w *world) {
 				w.started(api.Draining, api.WaitingForPodExit)

@@ -27,7 +27,7 @@ import (
 // Defaults of the spec's optional fields (the CRD sets them too).
 const (
 	DefaultDeadline               = time.Hour
-	DefaultMaxConcurrentEvictions = 10
+	DefaultMaxConcurrentEvictions = 50
 	DefaultMaxCooldown            = time.Minute
 	DefaultEvictionTimeout        = 10 * time.Second
 	// HistoryLength is how many transitions status.history keeps.
@@ -58,6 +58,12 @@ type Facts struct {
 	// Holders counts the other plans holding a cordon (maintenance slots in
 	// use); MaxNodes is the number of slots (--max-nodes-in-maintenance).
 	Holders, MaxNodes int
+	// Others are the active evictions of the other plans. Until a PDB's
+	// status shows them they count against its disruptionsAllowed, as this
+	// plan's own do, so that two plans draining nodes that share a PDB do
+	// not both spend its one disruption (the second would meet a 429).
+	// Their pods that exist are in Pods.
+	Others []api.ActivePod
 }
 
 // Pod is one pod as the cache shows it.

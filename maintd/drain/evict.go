@@ -96,7 +96,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		if pred.UsesBudget {
 			pdb := d.f.PDBs[key]
 			if int(pdb.DisruptionsAllowed)-unreflected[key]-picked[key] <= 0 {
-				msg := fmt.Sprintf("The disruption budget %s allows %d disruptions and %d of this plan's evictions are not yet counted in it", pred.PDB, pdb.DisruptionsAllowed, unreflected[key]+picked[key])
+				msg := fmt.Sprintf("The disruption budget %s allows %d disruptions and %d evictions (of this plan and others) are not yet counted in it", pred.PDB, pdb.DisruptionsAllowed, unreflected[key]+picked[key])
 				if unreflected[key]+picked[key] == 0 {
 					msg = fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pred.PDB, pdb.DesiredHealthy, pdb.CurrentHealthy)
 				}
@@ -233,11 +233,11 @@ func (d *decider) reflected(a api.ActivePod) bool {
 	return true
 }
 
-// unreflected counts, per PDB, this plan's evictions its status does not
-// show yet.
+// unreflected counts, per PDB, the evictions of this plan and of the
+// other plans that its status does not show yet.
 func (d *decider) unreflected() map[string]int {
 	out := map[string]int{}
-	for _, a := range d.st.EvictionProgress.ActivePods {
+	for _, a := range slices.Concat(d.st.EvictionProgress.ActivePods, d.f.Others) {
 		if a.PDB != "" && !d.reflected(a) {
 			out[a.Namespace+"/"+a.PDB]++
 		}

@@ -78,10 +78,13 @@ type MaintenancePlanSpec struct {
 	Deadline *metav1.Duration `json:"deadline,omitempty"`
 
 	// MaxConcurrentEvictions bounds the evictions in flight (requested and
-	// not yet gone). Never more are in flight against one PDB than its
-	// disruptionsAllowed.
+	// not yet gone): the pods terminating at once because of this plan.
+	// Never more are in flight against one PDB than its
+	// disruptionsAllowed: the PDBs, not this bound, protect availability.
+	// The default, 50, lets a node's pods go together, as kubectl drain
+	// sends them, even when each takes its grace period to exit.
 	// +optional
-	// +kubebuilder:default=10
+	// +kubebuilder:default=50
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	MaxConcurrentEvictions int32 `json:"maxConcurrentEvictions,omitempty"`
