@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of the given modules for a bounded time each.
-# usage: [FUZZPARALLEL=N] fuzz.sh FUZZTIME MODULE_DIR...
+# usage: [FUZZPARALLEL=N] [FUZZMINIMIZETIME=D] fuzz.sh FUZZTIME MODULE_DIR...
 # FUZZPARALLEL is go test's -parallel: fuzzing workers per target (default:
-# GOMAXPROCS).
+# GOMAXPROCS). FUZZMINIMIZETIME is -fuzzminimizetime, the time spent
+# shrinking each new interesting input (default: Go's 60s).
 #
 # Go 1.26's fuzz coordinator can fail a target with a bare "context
 # deadline exceeded" when -fuzztime ends while a worker is mid-call
@@ -11,8 +12,9 @@
 # or fails any other way, fails at once.
 set -euo pipefail
 fuzztime="$1"; shift
-parallel=()
-[[ -n "${FUZZPARALLEL:-}" ]] && parallel=(-parallel="$FUZZPARALLEL")
+flags=()
+[[ -n "${FUZZPARALLEL:-}" ]] && flags=(-parallel="$FUZZPARALLEL")
+[[ -n "${FUZZMINIMIZETIME:-}" ]] && flags+=(-fuzzminimizetime="$FUZZMINIMIZETIME")
 n=0
 for mod in "$@"; do
 	while IFS= read -r file; do
@@ -22,7 +24,7 @@ for mod in "$@"; do
 				echo "== fuzz $target in ${mod##*/}/${pkg#./} for $fuzztime"
 				log="$(mktemp)"
 				status=0
-				(cd "$mod" && go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "${parallel[@]}" "$pkg") 2>&1 | tee "$log" || status=$?
+				(cd "$mod" && go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "${flags[@]}" "$pkg") 2>&1 | tee "$log" || status=$?
 				race=0
 				if ((status != 0)) && grep -q 'context deadline exceeded' "$log" && ! grep -qE 'Failing input written|panic:|_test\.go:[0-9]+:' "$log"; then
 					race=1
