@@ -23,11 +23,42 @@ func app() *cli.App {
 		&cli.DurationFlag{Name: "max-age", Value: analyze.DefaultMaxAge, Usage: "report a snapshot older than `DURATION` (snapshot-stale)"},
 		&cli.DurationFlag{Name: "max-grace", Value: analyze.DefaultMaxGrace, Usage: "report pods whose terminationGracePeriodSeconds exceeds `DURATION`"},
 		&cli.Int64Flag{Name: "max-input", Value: document.DefaultLimit, Usage: "refuse input larger than `BYTES`"},
+		&cli.BoolFlag{Name: "list-checks", Usage: "print the catalogue of checks (code, severity, fix) as JSON or, with -o table, a table, and read nothing"},
 	}
-	return command.New("k8s-analyze", "offline drain-risk grading of nodes from a Snapshot", doc, flags, run)
+	return command.Tool{
+		Name:    "k8s-analyze",
+		Summary: "offline drain-risk grading of nodes from a Snapshot",
+		Synopsis: []string{
+			"k8s-analyze [-f FILE] [--node NAME]... [-o json|yaml|table] [--now TIME] [--max-age 5m] [--max-grace D]",
+			"k8s-analyze --list-checks [-o json|table]",
+		},
+		Doc: doc,
+		Examples: []command.Example{
+			{Comment: "May node-1 be drained now? A snapshot of what its drain needs, graded as a table", Command: "k8s-snapshot --node node-1 | k8s-analyze --node node-1 -o table"},
+			{Comment: "Grade every node of a saved snapshot, as YAML", Command: "k8s-analyze -f snapshot.json -o yaml"},
+			{Comment: "The pods the Eviction API would refuse right now", Command: `k8s-analyze -f snapshot.json | jq -r '.nodes[].pods[] | select(.evictableNow.allowed == false) | .namespace + "/" + .name'`},
+			{Comment: "Every check, its severity and its fix", Command: "k8s-analyze --list-checks -o table"},
+		},
+		ExitCodes: []command.ExitCode{
+			{Code: exitcode.OK, Meaning: "every requested node is low risk (or --list-checks)"},
+			{Code: exitcode.Error, Meaning: "an error: bad input, an unknown node, bad flags; nothing on stdout"},
+			{Code: exitcode.NotNow, Meaning: "the worst node is medium risk"},
+			{Code: exitcode.Blocked, Meaning: "the worst node is high risk"},
+		},
+		Files:  []command.File{{Path: "k8s-analyze/CHECKS.md", What: "every check: what it finds, why it matters, its severity and fix"}},
+		Flags:  flags,
+		Action: run,
+	}.App()
 }
 
 func run(c *cli.Context) error {
+	if c.Bool("list-checks") {
+		format, err := document.ParseFormat(c.String("output"), document.JSON, document.Table)
+		if err != nil {
+			return command.Usage("--list-checks: %v", err)
+		}
+		return listChecks(c.App.Writer, format)
+	}
 	format, err := document.ParseFormat(c.String("output"), document.JSON, document.YAML, document.Table)
 	if err != nil {
 		return command.Usage("%v", err)
