@@ -179,6 +179,7 @@ func TestScale(t *testing.T) {
 	total := time.Since(start)
 	manyCPU := (m.cpu() - cpu0) / total.Seconds()
 	codes := b.evictionCodes(maintdUser, auditFrom)
+	beforeStop := m.rss("VmHWM")
 	m.during("stop")
 	m.stop(t)
 	peak := m.peakRSS()
@@ -213,7 +214,7 @@ func TestScale(t *testing.T) {
 	fmt.Fprintf(&doc, "| %d plans: mean CPU | %.2f cores | <= 1 |\n", scalePlans, manyCPU)
 	fmt.Fprintf(&doc, "| peak RSS over the whole run | %.0f MiB | <= 100 MiB |\n", peak)
 	fmt.Fprintf(&doc, "| (peak RSS once the caches synced; RSS when idle: anonymous + file) | (%.0f MiB; %.0f MiB = %.0f + %.0f) | |\n", syncedRSS, idleRSS, idleAnon, idleFile)
-	fmt.Fprintf(&doc, "| (highest RSS sampled every 100 ms, MiB, by phase) | (%s) | |\n\n", m.phases())
+	fmt.Fprintf(&doc, "| (highest RSS sampled every 100 ms, MiB, by phase; peak before SIGTERM) | (%s; %.0f) | |\n\n", m.phases(), beforeStop)
 	fmt.Fprintf(&doc, "- Idle: after the caches synced and the control plane settled, maintd's CPU time (/proc) over the window, and\n")
 	fmt.Fprintf(&doc, "  its writes (create, update, patch, delete) in the API server's audit log.\n")
 	fmt.Fprintf(&doc, "- Busiest nodes: the nodes with the most pods, in pairs, one drained by maintd (a plan with\n")
@@ -222,6 +223,14 @@ func TestScale(t *testing.T) {
 	fmt.Fprintf(&doc, "  the order alternating, each once the control plane settled; each node uncordoned afterwards.\n")
 	fmt.Fprintf(&doc, "- %d plans: created at once for the next %d busiest nodes; each released (`spec.release`) when Drained;\n", scalePlans, scalePlans)
 	fmt.Fprintf(&doc, "  timed until every plan is Completed. Peak RSS is the kernel's maxrss of the process.\n\n")
+	if peak > 100 {
+		fmt.Fprintf(&doc, "The peak RSS misses the target. Of the idle RSS, %.0f MiB are the binary's own pages (file-backed:\n", idleFile)
+		fmt.Fprintf(&doc, "client-go's typed clientset and informer factory link and initialise every API group), the rest the Go\n")
+		fmt.Fprintf(&doc, "heap, which the collector lets grow to twice the live heap between cycles; the caches hold each pod\n")
+		fmt.Fprintf(&doc, "slimmed to what the analysis reads. The RSS then rises with the drains' allocations (%.0f MiB before\n", beforeStop)
+		fmt.Fprintf(&doc, "SIGTERM) and once more during shutdown. Not done: a binary that links only the API groups it reads\n")
+		fmt.Fprintf(&doc, "(as k8s-snapshot does), which would take most of the file-backed part off.\n\n")
+	}
 	fmt.Fprintf(&doc, "Load average when measured: %s. Measured %s on %s/%s, %d CPUs.\n", loadavg(),
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	fmt.Fprintf(&doc, "Reproduce: `make bench`, or `BENCH_N=%d bash maintd/bench/run.sh scale`.\n", pairs)
