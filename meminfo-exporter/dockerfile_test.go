@@ -1,13 +1,14 @@
 package main
 
 import (
-	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sentinel-go/sentinel/plumbing/deploytest"
 )
 
 // TestDockerfile: deploy/Dockerfile builds a static binary (CGO off,
@@ -42,14 +43,7 @@ func TestDockerfile(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("static build: %v\n%s", err, out)
 	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Errorf("binary has a %v program header: not static", p.Type)
-		}
+	if err := deploytest.Static(bin); err != nil {
+		t.Error(err)
 	}
 }

@@ -15,13 +15,14 @@ import (
 	"time"
 
 	"github.com/sentinel-go/sentinel/meminfo-exporter/exporter"
+	"github.com/sentinel-go/sentinel/plumbing/deploytest"
 )
 
 // TestPrometheus: a real Prometheus (Debian's) scrapes the exporter every
 // second, and the PromQL query meminfo_MemAvailable_bytes returns the
 // fixture's MemAvailable x 1024.
 func TestPrometheus(t *testing.T) {
-	prometheus := lookPath(t, "prometheus")
+	prometheus := deploytest.LookPath(t, "prometheus")
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 

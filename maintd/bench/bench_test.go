@@ -126,36 +126,10 @@ func TestDrainVersusKubectl(t *testing.T) {
 		}
 		todo = append(todo, s)
 	}
-	root, _ := filepath.Abs(filepath.Join("..", ".."))
-	b := &bench{t: t, admin: cp.Clientset(controlplane.Admin), kubecfg: cp.Kubeconfig(controlplane.Admin)}
-	b.bin = env("BIN", filepath.Join(root, "bin"))
-	b.kubectl = filepath.Join(env(controlplane.BinsEnv, filepath.Join(root, ".cache", "kube", controlplane.KubeVersion)), "kubectl")
-	for _, f := range []string{filepath.Join(b.bin, "maintd"), filepath.Join(b.bin, "k8s-snapshot"), filepath.Join(b.bin, "k8s-analyze"), b.kubectl} {
-		if _, err := os.Stat(f); err != nil {
-			t.Fatalf("%v (run make build kube-bins)", err)
-		}
-	}
-	b.logs = env("BENCH_LOGS", t.TempDir())
-	if err := os.MkdirAll(b.logs, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b.home = t.TempDir()
+	root := repoRoot()
+	b := newBench(t, ctx, "maintd", "k8s-snapshot", "k8s-analyze")
 	if b.tmpl, err = os.ReadFile(filepath.Join(root, "testdata", "scenarios", "maintd-bench.yaml")); err != nil {
 		t.Fatal(err)
-	}
-	crd, err := os.ReadFile(filepath.Join(root, "maintd", "deploy", "crd.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cp.Apply(ctx, crd, nil); err != nil {
-		t.Fatal(err)
-	}
-	if b.plans, err = controller.NewPlans(cp.Config(controlplane.Admin)); err != nil {
-		t.Fatal(err)
-	}
-	// Warm kubectl's discovery cache, as a user's would be.
-	if out, err := b.command(ctx, b.kubectl, "get", "nodes").CombinedOutput(); err != nil {
-		t.Fatalf("kubectl get nodes: %v\n%s", err, out)
 	}
 
 	var rep strings.Builder
@@ -228,6 +202,51 @@ func TestDrainVersusKubectl(t *testing.T) {
 	if len(failed) > 0 {
 		t.Errorf("targets missed: %s (logs in %s)", strings.Join(failed, "; "), b.logs)
 	}
+}
+
+func repoRoot() string {
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	return root
+}
+
+// newBench checks that the binaries (BIN, default ./bin) and kubectl are
+// there, applies maintd's CRD, ServiceAccount and RBAC (deploy/) and warms
+// kubectl's discovery cache, as a user's would be.
+func newBench(t *testing.T, ctx context.Context, binaries ...string) *bench {
+	t.Helper()
+	root := repoRoot()
+	b := &bench{t: t, admin: cp.Clientset(controlplane.Admin), kubecfg: cp.Kubeconfig(controlplane.Admin), home: t.TempDir()}
+	b.bin = env("BIN", filepath.Join(root, "bin"))
+	b.kubectl = filepath.Join(env(controlplane.BinsEnv, filepath.Join(root, ".cache", "kube", controlplane.KubeVersion)), "kubectl")
+	for _, f := range append([]string{b.kubectl}, binaries...) {
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(b.bin, f)
+		}
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("%v (run make build kube-bins)", err)
+		}
+	}
+	b.logs = env("BENCH_LOGS", t.TempDir())
+	if err := os.MkdirAll(b.logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"crd.yaml", "namespace.yaml", "serviceaccount.yaml", "rbac.yaml", "bindings.yaml"} {
+		data, err := os.ReadFile(filepath.Join(root, "maintd", "deploy", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cp.Apply(ctx, data, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if b.plans, err = controller.NewPlans(cp.Config(controlplane.Admin)); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := b.command(ctx, b.kubectl, "get", "nodes").CombinedOutput(); err != nil {
+		t.Fatalf("kubectl get nodes: %v\n%s", err, out)
+	}
+	return b
 }
 
 // report writes the table of one size and returns the targets it missed.

@@ -25,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
-	"github.com/sentinel-go/sentinel/maintd/controller"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
 )
 
@@ -83,15 +82,7 @@ spec:
 func TestScale(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Minute)
 	defer cancel()
-	root, _ := filepath.Abs(filepath.Join("..", ".."))
-	b := &bench{t: t, admin: cp.Clientset(controlplane.Admin), kubecfg: cp.Kubeconfig(controlplane.Admin)}
-	b.bin = env("BIN", filepath.Join(root, "bin"))
-	b.kubectl = filepath.Join(env(controlplane.BinsEnv, filepath.Join(root, ".cache", "kube", controlplane.KubeVersion)), "kubectl")
-	b.home = t.TempDir()
-	b.logs = env("BENCH_LOGS", t.TempDir())
-	if err := os.MkdirAll(b.logs, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	b := newBench(t, ctx, "maintd")
 	pairs, err := strconv.Atoi(env("BENCH_N", "3"))
 	if err != nil || pairs < 1 {
 		t.Fatalf("BENCH_N=%q", os.Getenv("BENCH_N"))
@@ -100,18 +91,6 @@ func TestScale(t *testing.T) {
 	if err != nil {
 		t.Fatalf("BENCH_IDLE: %v", err)
 	}
-	for _, f := range []string{"crd.yaml", "namespace.yaml", "serviceaccount.yaml", "rbac.yaml", "bindings.yaml"} {
-		data, err := os.ReadFile(filepath.Join(root, "maintd", "deploy", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cp.Apply(ctx, data, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if b.plans, err = controller.NewPlans(cp.Config(controlplane.Admin)); err != nil {
-		t.Fatal(err)
-	}
 	kc, err := cp.TokenKubeconfig(ctx, "maintd-system", "maintd")
 	if err != nil {
 		t.Fatal(err)
@@ -119,9 +98,6 @@ func TestScale(t *testing.T) {
 	start := time.Now()
 	scaleCluster(t, ctx, b)
 	t.Logf("cluster of %d nodes and %d pods ready in %s", scaleNodes, scaleNamespaces*scaleDeployments*scaleReplicas, time.Since(start).Round(time.Second))
-	if out, err := b.command(ctx, b.kubectl, "get", "nodes").CombinedOutput(); err != nil {
-		t.Fatalf("kubectl get nodes: %v\n%s", err, out)
-	}
 
 	m := startScaleMaintd(t, ctx, b, kc)
 	defer m.stop(t)

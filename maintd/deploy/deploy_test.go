@@ -3,7 +3,6 @@ package deploy_test
 import (
 	"bytes"
 	"context"
-	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,12 +25,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/controller"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+	"github.com/sentinel-go/sentinel/plumbing/deploytest"
 )
 
 var cp *controlplane.ControlPlane
@@ -44,25 +45,7 @@ const (
 )
 
 // TestAlertRules checks alerts.yaml with promtool and runs its unit tests.
-func TestAlertRules(t *testing.T) {
-	promtool := lookPath(t, "promtool")
-	for _, args := range [][]string{{"check", "rules", "alerts.yaml"}, {"test", "rules", "alerts_test.yaml"}} {
-		if out, err := exec.CommandContext(t.Context(), promtool, args...).CombinedOutput(); err != nil {
-			t.Errorf("promtool %v: %v\n%s", args, err, out)
-		}
-	}
-}
-
-// lookPath finds a tool from Debian's prometheus package, or fails: these
-// tests never skip.
-func lookPath(t *testing.T, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err != nil {
-		t.Fatalf("%s not found: install Debian's prometheus package (bash .ci/deps.sh, run by make deps): %v", name, err)
-	}
-	return path
-}
+func TestAlertRules(t *testing.T) { deploytest.AlertRules(t, ".", "alerts.yaml", "alerts_test.yaml") }
 
 // dockerfile is what the tests read of the Dockerfile.
 type dockerfile struct {
@@ -190,15 +173,8 @@ func TestDockerfile(t *testing.T) {
 	}
 
 	bin := dockerBuild(t, df)
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Errorf("binary has a %v program header: not static", p.Type)
-		}
+	if err := deploytest.Static(bin); err != nil {
+		t.Error(err)
 	}
 	out, err := exec.CommandContext(t.Context(), bin, "--version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), testVersion) {
@@ -504,7 +480,7 @@ func (b *binary) stop(t *testing.T) {
 // checkMetrics: promtool check metrics finds nothing to say.
 func checkMetrics(t *testing.T, ctx context.Context, exposition []byte) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, lookPath(t, "promtool"), "check", "metrics")
+	cmd := exec.CommandContext(ctx, deploytest.LookPath(t, "promtool"), "check", "metrics")
 	cmd.Stdin = bytes.NewReader(exposition)
 	out, err := cmd.CombinedOutput()
 	if err != nil || len(bytes.TrimSpace(out)) > 0 {
@@ -583,14 +559,7 @@ func unschedulable(pods []corev1.Pod) (n int) {
 
 // poll checks ok every 50 ms until it holds or ctx ends.
 func poll(ctx context.Context, ok func() bool) error {
-	for !ok() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return nil
+	return wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) { return ok(), nil })
 }
 
 // access is one question to the authorizer.
