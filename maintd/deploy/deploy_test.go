@@ -303,13 +303,13 @@ func TestInCluster(t *testing.T) {
 
 	t.Run("replicas on two nodes", func(t *testing.T) {
 		// One node: one replica runs, the other cannot share its node.
-		pods := waitPods(t, ctx, admin, func(p []corev1.Pod) bool {
+		waitPods(t, ctx, admin, func(p []corev1.Pod) bool {
 			return len(p) == 2 && scheduled(p) == 1 && unschedulable(p) == 1
 		})
 		if err := cp.CreateNodes(ctx, "deploy", "deploy-2"); err != nil {
 			t.Fatal(err)
 		}
-		pods = waitPods(t, ctx, admin, func(p []corev1.Pod) bool { return len(p) == 2 && scheduled(p) == 2 })
+		pods := waitPods(t, ctx, admin, func(p []corev1.Pod) bool { return len(p) == 2 && scheduled(p) == 2 })
 		if pods[0].Spec.NodeName == pods[1].Spec.NodeName {
 			t.Errorf("both replicas on %s", pods[0].Spec.NodeName)
 		}
