@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
-# maintd: the whole drain as one MaintenancePlan. Start maintd against the
-# demo cluster, ask it to take node-1 out, follow the plan live (phase,
-# reason, evicted/total, each cooldown with its PDB) until Drained, show
-# `kubectl get mp` and the plan's history, release it and wait for
-# Completed; then ask for node-4, whose database volume is pinned to it, and
-# watch the plan stop before touching the node.
+# maintd: the whole drain as one MaintenancePlan. Install maintd's manifests
+# (kubectl apply -k maintd/deploy), start maintd with a token of its
+# ServiceAccount and leader election, ask it to take node-1 out, follow the
+# plan live (phase, reason, evicted/total, each cooldown with its PDB) until
+# Drained, show `kubectl get mp` and the plan's history, release it and wait
+# for Completed; then ask for node-4, whose database volume is pinned to it,
+# and watch the plan stop before touching the node.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 kubectl="${SENTINEL_KUBE_BINS:-$root/.cache/kube/v1.37.2}/kubectl"
 
-echo "\$ kubectl apply -f maintd/deploy/crd.yaml"
-"$kubectl" apply -f "$root/maintd/deploy/crd.yaml"
+echo "\$ kubectl apply -k maintd/deploy --server-side   # CRD, namespace, ServiceAccount, least-privilege RBAC, 2 replicas"
+"$kubectl" apply -k "$root/maintd/deploy" --server-side
 "$kubectl" wait --for condition=established --timeout 60s crd/maintenanceplans.maintenance.sentinel.dev >/dev/null
+echo "(kwok runs no containers: the Deployment's two replicas are placeholders on two nodes; maintd runs here,"
+echo " as a process with a token of the shipped ServiceAccount, so it has exactly the shipped privileges)"
+"$kubectl" get pods -n maintd-system -o wide
 
-echo "\$ maintd --max-nodes-in-maintenance 1 &"
-"$BIN/maintd" --max-nodes-in-maintenance 1 2>"$WORK/maintd.log" &
+# A kubeconfig for the ServiceAccount maintd-system/maintd (TokenRequest).
+cp "$KUBECONFIG" "$WORK/maintd.kubeconfig"
+"$kubectl" --kubeconfig "$WORK/maintd.kubeconfig" config set-credentials maintd \
+	--token="$("$kubectl" create token maintd -n maintd-system --duration 1h)" >/dev/null
+"$kubectl" --kubeconfig "$WORK/maintd.kubeconfig" config set-context --current --user maintd >/dev/null
+
+echo "\$ maintd --kubeconfig maintd.kubeconfig --leader-elect --max-nodes-in-maintenance 1 &"
+"$BIN/maintd" --kubeconfig "$WORK/maintd.kubeconfig" --leader-elect --max-nodes-in-maintenance 1 2>"$WORK/maintd.log" &
 maintd_pid=$!
 stop_maintd() { kill -TERM "$maintd_pid" 2>/dev/null && wait "$maintd_pid" 2>/dev/null || true; }
 trap stop_maintd EXIT
