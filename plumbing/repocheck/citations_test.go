@@ -197,16 +197,16 @@ func TestCitationRules(t *testing.T) {
 		line string
 		want []string // the references that do not resolve
 	}{
-		"design notes outside": {"see DESIGN.md §3 and reference/eviction-api.md", []string{"DESIGN.md", "reference/eviction-api.md"}},
-		"shared notes":         {"in ../shared/notes.md", []string{"../shared/notes.md"}},
-		"the repository's":     {"see docs/design.md and CHECKS.md; `deploy/rbac.yaml`", nil},
-		"from the root":        {"(tool/deploy/rbac.yaml)", nil},
-		"a missing path":       {"deploy/role.yaml grants it", []string{"deploy/role.yaml"}},
-		"pattern":              {"docs/tools/<tool>.md", []string{"docs/tools/<tool>.md"}},
-		"pattern, dir exists":  {"docs/<name>.md", nil},
-		"bare names are not":   {"k8s-snapshot > snapshot.json; a tool's doc.go; go.mod", nil},
-		"urls and absolute":    {"https://example.com/x/y.md /proc/self/cgroup.yaml ~/x/y.yaml $HOME/a/b.yaml", nil},
-		"a link outside a url": {"https://kubernetes.io/docs and api/types.go", []string{"api/types.go"}},
+		"notes not in the tree": {"see NOTES.md §3 and notes/eviction.md", []string{"NOTES.md", "notes/eviction.md"}},
+		"a folder outside":      {"in ../outside/notes.md", []string{"../outside/notes.md"}},
+		"the repository's":      {"see docs/design.md and CHECKS.md; `deploy/rbac.yaml`", nil},
+		"from the root":         {"(tool/deploy/rbac.yaml)", nil},
+		"a missing path":        {"deploy/role.yaml grants it", []string{"deploy/role.yaml"}},
+		"pattern":               {"docs/tools/<tool>.md", []string{"docs/tools/<tool>.md"}},
+		"pattern, dir exists":   {"docs/<name>.md", nil},
+		"bare names are not":    {"k8s-snapshot > snapshot.json; a tool's doc.go; go.mod", nil},
+		"urls and absolute":     {"https://example.com/x/y.md /proc/self/cgroup.yaml ~/x/y.yaml $HOME/a/b.yaml", nil},
+		"a link outside a url":  {"https://kubernetes.io/docs and api/types.go", []string{"api/types.go"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
