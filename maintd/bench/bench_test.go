@@ -190,18 +190,7 @@ func TestDrainVersusKubectl(t *testing.T) {
 	fmt.Fprintf(&doc, "- 429s: eviction POSTs (dry runs apart) in the scenario's namespace answered 429, from the API\n")
 	fmt.Fprintf(&doc, "  server's audit log, per drain.\n\n")
 	doc.WriteString(rep.String())
-	fmt.Fprintf(&doc, "Load average when measured: %s. Measured %s on %s/%s, %d CPUs.\n", loadavg(),
-		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
-	fmt.Fprintf(&doc, "Reproduce: `make bench`, or `BENCH_N=%d BENCH_SIZES=%s bash maintd/bench/run.sh`.\n", n, env("BENCH_SIZES", "10,40"))
-	t.Log("\n" + doc.String())
-	if out := os.Getenv("BENCH_OUT"); out != "" {
-		if err := os.WriteFile(out, []byte(doc.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(failed) > 0 {
-		t.Errorf("targets missed: %s (logs in %s)", strings.Join(failed, "; "), b.logs)
-	}
+	b.publish(&doc, failed, "Reproduce: `make bench`, or `BENCH_N=%d BENCH_SIZES=%s bash maintd/bench/run.sh`.\n", n, env("BENCH_SIZES", "10,40"))
 }
 
 func repoRoot() string {
@@ -247,6 +236,26 @@ func newBench(t *testing.T, ctx context.Context, binaries ...string) *bench {
 		t.Fatalf("kubectl get nodes: %v\n%s", err, out)
 	}
 	return b
+}
+
+// publish ends doc with the load and the machine and the reproduce line
+// (format, args), logs it, writes it to BENCH_OUT (the section run.sh puts
+// in docs/benchmarks.md), and fails the test on the targets missed.
+func (b *bench) publish(doc *strings.Builder, missed []string, format string, args ...any) {
+	t := b.t
+	t.Helper()
+	fmt.Fprintf(doc, "Load average when measured: %s. Measured %s on %s/%s, %d CPUs.\n", loadavg(),
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Fprintf(doc, format, args...)
+	t.Log("\n" + doc.String())
+	if out := os.Getenv("BENCH_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(doc.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(missed) > 0 {
+		t.Errorf("targets missed: %s (logs in %s)", strings.Join(missed, "; "), b.logs)
+	}
 }
 
 // report writes the table of one size and returns the targets it missed.

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -208,18 +207,7 @@ func TestScale(t *testing.T) {
 		fmt.Fprintf(&doc, "that links only the API groups it reads (as k8s-snapshot does), which would take most of the file-backed\n")
 		fmt.Fprintf(&doc, "part off.\n\n")
 	}
-	fmt.Fprintf(&doc, "Load average when measured: %s. Measured %s on %s/%s, %d CPUs.\n", loadavg(),
-		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
-	fmt.Fprintf(&doc, "Reproduce: `make bench`, or `BENCH_N=%d bash maintd/bench/run.sh scale`.\n", pairs)
-	t.Log("\n" + doc.String())
-	if out := os.Getenv("BENCH_OUT"); out != "" {
-		if err := os.WriteFile(out, []byte(doc.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(miss) > 0 {
-		t.Errorf("targets missed: %s (logs in %s)", strings.Join(miss, "; "), b.logs)
-	}
+	b.publish(&doc, miss, "Reproduce: `make bench`, or `BENCH_N=%d bash maintd/bench/run.sh scale`.\n", pairs)
 }
 
 // scaleCluster creates the nodes, namespaces, Deployments and PDBs, and

@@ -223,10 +223,8 @@ func (c *Controller) enqueueWaiting() {
 func (c *Controller) enqueueLive() {
 	for _, o := range c.planInformer.GetIndexer().List() {
 		p := o.(*api.MaintenancePlan)
-		if p.Status.Reason == api.WaitingForSlot && p.DeletionTimestamp == nil {
-			continue
-		}
-		if !drain.Final(&p.Status) || p.DeletionTimestamp != nil {
+		live := !drain.Final(&p.Status) && p.Status.Reason != api.WaitingForSlot
+		if live || p.DeletionTimestamp != nil {
 			c.queue.Add(p.Name)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -64,12 +65,14 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 		}
 	}
 
+	var pdbs []*policyv1.PodDisruptionBudget
 	for _, ns := range sortedKeys(namespaces) {
-		pdbs, err := c.pdbs.PodDisruptionBudgets(ns).List(labels.Everything())
+		inNS, err := c.pdbs.PodDisruptionBudgets(ns).List(labels.Everything())
 		if err != nil {
 			return f, fmt.Errorf("list pod disruption budgets in %s: %w", ns, err)
 		}
-		for _, b := range pdbs {
+		pdbs = append(pdbs, inNS...)
+		for _, b := range inNS {
 			disrupted := make(map[string]bool, len(b.Status.DisruptedPods))
 			for name := range b.Status.DisruptedPods {
 				disrupted[name] = true
@@ -80,7 +83,7 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 		}
 	}
 	if node != nil {
-		s, err := c.snapshot(node, onNode, sortedKeys(namespaces), now)
+		s, err := c.snapshot(node, onNode, sortedKeys(namespaces), pdbs, now)
 		if err != nil {
 			return f, err
 		}
@@ -165,16 +168,18 @@ func (c *Controller) workloadUID(w api.WorkloadRef) (types.UID, error) {
 
 // snapshot is the Snapshot the analysis of node needs, built from the
 // caches as k8s-snapshot --node builds it from the API: the node, its pods
-// (onNode), the owners, budgets and claims of their namespaces, and the
+// (onNode), the owners and claims of their namespaces, their budgets
+// (pdbs), and the
 // sibling pods that snapshot.PodQueries names (the other replicas of their
 // owners and the rest of their budgets), trimmed by snapshot.ForNodes.
 // Objects are shallow copies of the cached ones; nothing here modifies
 // them. Its cost follows the node's pods and their workloads, not the
 // cluster's size.
-func (c *Controller) snapshot(node *corev1.Node, onNode []any, namespaces []string, now time.Time) (*snapshot.Snapshot, error) {
+func (c *Controller) snapshot(node *corev1.Node, onNode []any, namespaces []string, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*snapshot.Snapshot, error) {
 	s := snapshot.New()
 	s.Metadata.CapturedAt = metav1.NewTime(now)
 	s.Nodes = []corev1.Node{*node}
+	s.PodDisruptionBudgets = values(slices.Clone(pdbs))
 	pvs, err := c.pvs.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("list persistent volumes: %w", err)
@@ -211,7 +216,7 @@ func (c *Controller) snapshot(node *corev1.Node, onNode []any, namespaces []stri
 	return snapshot.ForNodes(s, node.Name)
 }
 
-// namespace adds the owners, budgets and claims of namespace ns to s.
+// namespace adds the owners and claims of namespace ns to s.
 func (c *Controller) namespace(s *snapshot.Snapshot, ns string) error {
 	all := labels.Everything()
 	rs, err := c.replicaSets.ReplicaSets(ns).List(all)
@@ -244,11 +249,6 @@ func (c *Controller) namespace(s *snapshot.Snapshot, ns string) error {
 		return fmt.Errorf("list cron jobs in %s: %w", ns, err)
 	}
 	s.CronJobs = append(s.CronJobs, values(cjs)...)
-	pdbs, err := c.pdbs.PodDisruptionBudgets(ns).List(all)
-	if err != nil {
-		return fmt.Errorf("list pod disruption budgets in %s: %w", ns, err)
-	}
-	s.PodDisruptionBudgets = append(s.PodDisruptionBudgets, values(pdbs)...)
 	pvcs, err := c.pvcs.PersistentVolumeClaims(ns).List(all)
 	if err != nil {
 		return fmt.Errorf("list persistent volume claims in %s: %w", ns, err)
