@@ -36,17 +36,23 @@ type collector struct {
 	store             *store
 	now               func() time.Time
 	success, duration *prometheus.Desc
+	// succeeded and failed are meminfo_scrape_collector_success's two
+	// possible series, made once.
+	succeeded, failed prometheus.Metric
 }
 
 func newCollector(src source, index int, st *store, now func() time.Time) *collector {
 	labels := prometheus.Labels{"collector": src.name()}
-	return &collector{
+	c := &collector{
 		name: src.name(), src: src, index: index, store: st, now: now,
 		success: prometheus.NewDesc("meminfo_scrape_collector_success",
 			"Whether the collector's last read succeeded (1) or not (0).", nil, labels),
 		duration: prometheus.NewDesc("meminfo_scrape_collector_duration_seconds",
 			"Time the collector's read took during this scrape.", nil, labels),
 	}
+	c.succeeded = prometheus.MustNewConstMetric(c.success, prometheus.GaugeValue, 1)
+	c.failed = prometheus.MustNewConstMetric(c.success, prometheus.GaugeValue, 0)
+	return c
 }
 
 // Describe implements prometheus.Collector.
@@ -67,11 +73,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	start := time.Now()
 	err := c.src.collect(ch)
 	took := time.Since(start).Seconds()
-	ok := 0.0
 	if err == nil {
-		ok = 1
+		ch <- c.succeeded
+	} else {
+		ch <- c.failed
 	}
-	ch <- prometheus.MustNewConstMetric(c.success, prometheus.GaugeValue, ok)
 	ch <- prometheus.MustNewConstMetric(c.duration, prometheus.GaugeValue, took)
 	c.store.setStatus(c.index, err, c.now())
 }
@@ -85,6 +91,10 @@ type parseErrors struct {
 	desc   *prometheus.Desc
 	files  []string
 	counts [][meminfo.NumReasons]uint64
+	// sent is the const metric last sent for each count: a count that
+	// has not moved since (nearly always, and nearly always 0) is sent
+	// again as it was.
+	sent [][meminfo.NumReasons]constValue
 }
 
 func newParseErrors(files ...string) *parseErrors {
@@ -94,6 +104,7 @@ func newParseErrors(files ...string) *parseErrors {
 			[]string{"source", "reason"}, nil),
 		files:  files,
 		counts: make([][meminfo.NumReasons]uint64, len(files)),
+		sent:   make([][meminfo.NumReasons]constValue, len(files)),
 	}
 }
 
@@ -102,6 +113,7 @@ func (p *parseErrors) of(file string) *[meminfo.NumReasons]uint64 {
 	if i < 0 {
 		p.files = append(p.files, file)
 		p.counts = append(p.counts, [meminfo.NumReasons]uint64{})
+		p.sent = append(p.sent, [meminfo.NumReasons]constValue{})
 		i = len(p.files) - 1
 	}
 	return &p.counts[i]
@@ -125,23 +137,51 @@ func (p *parseErrors) fail(err error) {
 func (p *parseErrors) collect(ch chan<- prometheus.Metric) {
 	for i, file := range p.files {
 		for r, n := range p.counts[i] {
-			ch <- prometheus.MustNewConstMetric(p.desc, prometheus.CounterValue, float64(n), file, meminfo.Reason(r).String())
+			ch <- p.sent[i][r].metric(p.desc, prometheus.CounterValue, float64(n), file, meminfo.Reason(r).String())
 		}
 	}
 }
 
-// descCache is the descriptors of the fields of one file, made when a
-// field is first seen. Keys are the parser's interned names, so a lookup
-// does not allocate.
-type descCache map[string]*prometheus.Desc
+// constValue is the const metric last made for one series, and its
+// value. A const metric cannot change, so one whose value has not moved
+// since the last scrape is sent again rather than made anew: the value,
+// the type and the labels are the same, only the allocations are saved.
+type constValue struct {
+	m prometheus.Metric
+	v float64
+}
 
-func (c descCache) get(key string, make func() *prometheus.Desc) *prometheus.Desc {
-	d, ok := c[key]
-	if !ok {
-		d = make()
-		c[key] = d
+// metric returns the series' const metric for value v, made only when v
+// differs from the last one's. The caller holds the source's mutex.
+func (c *constValue) metric(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) prometheus.Metric {
+	if c.m == nil || c.v != v {
+		c.m, c.v = prometheus.MustNewConstMetric(d, t, v, labels...), v
 	}
-	return d
+	return c.m
+}
+
+// descCache is the series of the fields of one file: the descriptor,
+// made when a field is first seen, and the const metric last sent. Keys
+// are the parser's interned names, so a lookup does not allocate.
+type descCache map[string]*series
+
+type series struct {
+	desc *prometheus.Desc
+	last constValue
+}
+
+func (c descCache) get(key string, make func() *prometheus.Desc) *series {
+	s, ok := c[key]
+	if !ok {
+		s = &series{desc: make()}
+		c[key] = s
+	}
+	return s
+}
+
+// metric is the series' const metric for v.
+func (s *series) metric(t prometheus.ValueType, v float64) prometheus.Metric {
+	return s.last.metric(s.desc, t, v)
 }
 
 // meminfoSource reads /proc/meminfo. Its fields differ by kernel: it is
@@ -177,8 +217,7 @@ func (s *meminfoSource) collect(ch chan<- prometheus.Metric) error {
 		return fmt.Errorf("%s: MemTotal missing or 0 (%d fields, %d lines skipped)", s.file.Path(), len(s.sample.Fields), s.sample.SkippedLines())
 	}
 	for _, f := range s.sample.Fields {
-		d := s.fields.get(f.Name, func() *prometheus.Desc { return meminfoDesc(f) })
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(f.Value))
+		ch <- s.fields.get(f.Name, func() *prometheus.Desc { return meminfoDesc(f) }).metric(prometheus.GaugeValue, float64(f.Value))
 	}
 	s.store.setMeminfo(s.sample.Fields, s.now())
 	return nil
@@ -204,6 +243,7 @@ type cgroupSource struct {
 	setupErr                   error
 	mem                        cgroup.Memory
 	usage, limit, peak, ws, sw *prometheus.Desc
+	gauges                     [5]constValue // usage, limit, peak, ws, sw
 	stat, events               descCache
 	v2                         bool // memory.events is read
 	errs                       *parseErrors
@@ -252,30 +292,28 @@ func (s *cgroupSource) collect(ch chan<- prometheus.Metric) error {
 	if s.v2 {
 		s.errs.add("memory.events", &m.Events.Skipped)
 	}
-	gauge := func(d *prometheus.Desc, v uint64, ok bool) {
+	gauge := func(i int, d *prometheus.Desc, v uint64, ok bool) {
 		if ok {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
+			ch <- s.gauges[i].metric(d, prometheus.GaugeValue, float64(v))
 		}
 	}
-	gauge(s.usage, m.Usage, m.HasUsage)
-	gauge(s.limit, m.Limit, m.HasLimit)
-	gauge(s.peak, m.Peak, m.HasPeak)
-	gauge(s.ws, m.WorkingSet, m.HasUsage)
-	gauge(s.sw, m.Swap, m.HasSwap)
+	gauge(0, s.usage, m.Usage, m.HasUsage)
+	gauge(1, s.limit, m.Limit, m.HasLimit)
+	gauge(2, s.peak, m.Peak, m.HasPeak)
+	gauge(3, s.ws, m.WorkingSet, m.HasUsage)
+	gauge(4, s.sw, m.Swap, m.HasSwap)
 	for _, f := range m.Stat.Fields {
-		d := s.stat.get(f.Name, func() *prometheus.Desc { return statDesc(f.Name) })
 		typ := prometheus.GaugeValue
 		if cgroup.StatIsCount(f.Name) {
 			typ = prometheus.CounterValue
 		}
-		ch <- prometheus.MustNewConstMetric(d, typ, float64(f.Value))
+		ch <- s.stat.get(f.Name, func() *prometheus.Desc { return statDesc(f.Name) }).metric(typ, float64(f.Value))
 	}
 	for _, f := range m.Events.Fields {
-		d := s.events.get(f.Name, func() *prometheus.Desc {
+		ch <- s.events.get(f.Name, func() *prometheus.Desc {
 			return prometheus.NewDesc("meminfo_cgroup_memory_events_"+f.Name+"_total",
 				"Count of "+f.Name+" events in the cgroup's memory.events.", nil, nil)
-		})
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(f.Value))
+		}).metric(prometheus.CounterValue, float64(f.Value))
 	}
 	return nil
 }
@@ -300,6 +338,7 @@ type pressureSource struct {
 	reader           *cgroup.PressureReader
 	setupErr         error
 	waiting, stalled *prometheus.Desc
+	lastW, lastS     constValue
 	errs             *parseErrors
 }
 
@@ -338,9 +377,9 @@ func (s *pressureSource) collect(ch chan<- prometheus.Metric) error {
 		s.errs.fail(err)
 		return err
 	}
-	ch <- prometheus.MustNewConstMetric(s.waiting, prometheus.CounterValue, float64(p.Waiting)/1e6)
+	ch <- s.lastW.metric(s.waiting, prometheus.CounterValue, float64(p.Waiting)/1e6)
 	if p.HasStalled {
-		ch <- prometheus.MustNewConstMetric(s.stalled, prometheus.CounterValue, float64(p.Stalled)/1e6)
+		ch <- s.lastS.metric(s.stalled, prometheus.CounterValue, float64(p.Stalled)/1e6)
 	}
 	return nil
 }
