@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,10 +13,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/urfave/cli/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
+	policyv1client "k8s.io/client-go/kubernetes/typed/policy/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 
@@ -43,6 +49,7 @@ func app() *cli.App {
 		&cli.IntFlag{Name: "max-nodes-in-maintenance", Value: 1, Usage: "how many plans may hold a cordon at once, cluster-wide"},
 		&cli.IntFlag{Name: "workers", Value: 4, Usage: "plans reconciled in parallel"},
 		&cli.StringFlag{Name: "metrics-address", Usage: "serve /metrics, /healthz and /readyz on `ADDR` (e.g. :8080; default: off)"},
+		&cli.BoolFlag{Name: "profiling", Usage: "also serve Go's profiles (/debug/pprof/) on --metrics-address"},
 		&cli.BoolFlag{Name: "leader-elect", Usage: "reconcile only while holding the leader Lease (run several replicas, one acts)"},
 		&cli.StringFlag{Name: "leader-elect-namespace", Value: "maintd-system", EnvVars: []string{"POD_NAMESPACE"}, Usage: "`NAMESPACE` of the leader Lease"},
 		&cli.StringFlag{Name: "leader-elect-name", Value: "maintd", Usage: "`NAME` of the leader Lease"},
@@ -53,7 +60,7 @@ func app() *cli.App {
 		Summary: "run MaintenancePlans: cordon, drain under PodDisruptionBudgets, release",
 		Synopsis: []string{
 			"maintd [--selector LABELS] [--max-nodes-in-maintenance 1] [--workers 4]",
-			"       [--metrics-address ADDR] [--leader-elect [--leader-elect-namespace NS]",
+			"       [--metrics-address ADDR [--profiling]] [--leader-elect [--leader-elect-namespace NS]",
 			"       [--leader-elect-name NAME] [--leader-elect-lease-duration 15s]]",
 			"       [--kubeconfig FILE] [--context NAME]",
 		},
@@ -112,7 +119,7 @@ func run(c *cli.Context) error {
 	pcfg := rest.CopyConfig(cfg)
 	pcfg.ContentType = runtime.ContentTypeProtobuf
 	pcfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	client, err := kubernetes.NewForConfig(pcfg)
+	client, err := newClients(pcfg)
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
@@ -125,20 +132,23 @@ func run(c *cli.Context) error {
 		return err
 	}
 	ctx := c.Context
-	recorder, stopEvents, err := eventRecorder(ctx, client)
+	recorder, stopEvents, err := eventRecorder(ctx, client.events)
 	if err != nil {
 		return err
 	}
 	defer stopEvents()
 	ctrl = controller.New(controller.Config{
-		Client: client, Plans: plans, Poster: poster, Selector: sel,
+		Clients: client.Clients, Plans: plans, Poster: poster, Selector: sel,
 		MaxNodes: c.Int("max-nodes-in-maintenance"), Log: log, Events: recorder,
 		Metrics: m, QueueMetrics: metrics.NewWorkqueue(reg),
 	})
 	var standby atomic.Bool
 	standby.Store(c.Bool("leader-elect"))
+	if c.Bool("profiling") && c.String("metrics-address") == "" {
+		return command.Usage("--profiling needs --metrics-address")
+	}
 	if addr := c.String("metrics-address"); addr != "" {
-		stop, err := serve(ctx, addr, reg, func() bool { return standby.Load() || ctrl.HasSynced() }, log)
+		stop, err := serve(ctx, addr, reg, func() bool { return standby.Load() || ctrl.HasSynced() }, c.Bool("profiling"), log)
 		if err != nil {
 			return err
 		}
@@ -153,7 +163,7 @@ func run(c *cli.Context) error {
 				standby.Store(!on)
 				m.Leader.Set(map[bool]float64{true: 1}[on])
 			}}
-		err = e.lead(ctx, client, log, run)
+		err = e.lead(ctx, client.leases, log, run)
 	} else {
 		m.Leader.Set(1)
 		err = run(ctx)
@@ -165,16 +175,42 @@ func run(c *cli.Context) error {
 	return nil
 }
 
+// clients are the typed clients of the API groups maintd uses, sharing one
+// connection pool. Only these groups' clients are linked in: with the
+// clientset, every group's client, informer and lister would be.
+type clients struct {
+	controller.Clients
+	leases coordinationv1client.CoordinationV1Interface
+	events eventsv1client.EventsV1Interface
+}
+
+func newClients(cfg *rest.Config) (*clients, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &clients{}
+	var errs [6]error
+	c.Core, errs[0] = corev1client.NewForConfigAndClient(cfg, hc)
+	c.Apps, errs[1] = appsv1client.NewForConfigAndClient(cfg, hc)
+	c.Batch, errs[2] = batchv1client.NewForConfigAndClient(cfg, hc)
+	c.Policy, errs[3] = policyv1client.NewForConfigAndClient(cfg, hc)
+	c.leases, errs[4] = coordinationv1client.NewForConfigAndClient(cfg, hc)
+	c.events, errs[5] = eventsv1client.NewForConfigAndClient(cfg, hc)
+	return c, errors.Join(errs[:]...)
+}
+
 // eventRecorder records events.k8s.io Events about plans, nodes and pods.
-func eventRecorder(ctx context.Context, client kubernetes.Interface) (events.EventRecorder, func(), error) {
+func eventRecorder(ctx context.Context, client eventsv1client.EventsV1Interface) (events.EventRecorder, func(), error) {
+	// The kinds events are recorded about, for their references.
 	sch := runtime.NewScheme()
-	if err := scheme.AddToScheme(sch); err != nil {
+	if err := corev1.AddToScheme(sch); err != nil {
 		return nil, nil, err
 	}
 	if err := api.AddToScheme(sch); err != nil {
 		return nil, nil, err
 	}
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client})
 	broadcaster.StartRecordingToSink(ctx.Done())
 	return broadcaster.NewRecorder(sch, name), broadcaster.Shutdown, nil
 }

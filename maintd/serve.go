@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync/atomic"
 	"time"
@@ -15,15 +16,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
-// serve serves /metrics (reg), /healthz (the process runs) and /readyz
-// (ready() holds) on addr until the returned stop is called.
-func serve(ctx context.Context, addr string, reg *prometheus.Registry, ready func() bool, log *slog.Logger) (stop func(), err error) {
+// serve serves /metrics (reg), /healthz (the process runs), /readyz
+// (ready() holds) and, with profiling, /debug/pprof/ on addr until the
+// returned stop is called.
+func serve(ctx context.Context, addr string, reg *prometheus.Registry, ready func() bool, profiling bool, log *slog.Logger) (stop func(), err error) {
 	mux := http.NewServeMux()
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError), MaxRequestsInFlight: 4, Timeout: 10 * time.Second}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -62,12 +71,12 @@ type election struct {
 // ends (after run returned and the lease was released, so the next leader
 // starts at once) or when the lease was lost (an error: the process must
 // stop, it may no longer act).
-func (e election) lead(ctx context.Context, client kubernetes.Interface, log *slog.Logger, run func(context.Context) error) error {
+func (e election) lead(ctx context.Context, client coordinationv1client.CoordinationV1Interface, log *slog.Logger, run func(context.Context) error) error {
 	host, _ := os.Hostname()
 	id := host + "_" + string(uuid.NewUUID())
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: e.namespace, Name: e.name},
-		Client:     client.CoordinationV1(),
+		Client:     client,
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}
 	leCtx, leCancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -81,28 +81,36 @@ func StatefulSetOf(s *appsv1.StatefulSet) Scalable {
 	return scalable(&s.ObjectMeta, s.Spec.Replicas, s.Status.ReadyReplicas)
 }
 
+// PodOf keeps of a pod what the analysis reads: the metadata, the node, the
+// grace period, the volumes that tie its data to the node or to its life
+// (local and claim sources, see Volume), the phase, the start time and the
+// Ready condition. Other volumes and conditions weigh on no check.
 func PodOf(p *corev1.Pod) Pod {
 	v := Pod{ObjectMeta: MetaOf(&p.ObjectMeta)}
 	v.Spec.NodeName = p.Spec.NodeName
 	v.Spec.TerminationGracePeriodSeconds = p.Spec.TerminationGracePeriodSeconds
-	if p.Spec.Volumes != nil {
-		v.Spec.Volumes = make([]Volume, len(p.Spec.Volumes))
-	}
 	for i := range p.Spec.Volumes {
-		vol := &p.Spec.Volumes[i]
-		v.Spec.Volumes[i] = Volume{Name: vol.Name, EmptyDir: vol.EmptyDir, HostPath: vol.HostPath, PersistentVolumeClaim: vol.PersistentVolumeClaim}
-		if vol.Ephemeral != nil {
-			v.Spec.Volumes[i].Ephemeral = &struct{}{}
+		if vol := &p.Spec.Volumes[i]; kept(vol) {
+			out := Volume{Name: vol.Name, EmptyDir: vol.EmptyDir, HostPath: vol.HostPath, PersistentVolumeClaim: vol.PersistentVolumeClaim}
+			if vol.Ephemeral != nil {
+				out.Ephemeral = &struct{}{}
+			}
+			v.Spec.Volumes = append(v.Spec.Volumes, out)
 		}
 	}
 	v.Status.Phase, v.Status.StartTime = p.Status.Phase, p.Status.StartTime
-	if p.Status.Conditions != nil {
-		v.Status.Conditions = make([]PodCondition, len(p.Status.Conditions))
-	}
-	for i, c := range p.Status.Conditions {
-		v.Status.Conditions[i] = PodCondition{Type: c.Type, Status: c.Status}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			v.Status.Conditions = append(v.Status.Conditions, PodCondition{Type: c.Type, Status: c.Status})
+		}
 	}
 	return v
+}
+
+// kept reports whether a volume is one the analysis reads: a local or
+// claim source.
+func kept(v *corev1.Volume) bool {
+	return v.EmptyDir != nil || v.HostPath != nil || v.PersistentVolumeClaim != nil || v.Ephemeral != nil
 }
 
 func PodDisruptionBudgetOf(p *policyv1.PodDisruptionBudget) PodDisruptionBudget {

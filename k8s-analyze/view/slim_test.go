@@ -30,7 +30,8 @@ func TestSlimPod(t *testing.T) {
 				{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}},
 			}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &now,
-			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, Reason: "r", Message: "m"}},
+			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, Reason: "r", Message: "m"}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Image: "i", Ready: true}}},
 	}
 	before := p.DeepCopy()
@@ -41,7 +42,7 @@ func TestSlimPod(t *testing.T) {
 	if diff := cmp.Diff(before, p); diff != "" {
 		t.Errorf("SlimPod changed the pod:\n%s", diff)
 	}
-	if s.ManagedFields != nil || s.Spec.Containers != nil || s.Spec.Tolerations != nil || s.Status.ContainerStatuses != nil || s.Spec.Volumes[4].Projected != nil {
+	if s.ManagedFields != nil || s.Spec.Containers != nil || s.Spec.Tolerations != nil || s.Status.ContainerStatuses != nil || len(s.Spec.Volumes) != 4 || len(s.Status.Conditions) != 1 {
 		t.Errorf("slim pod keeps what it should drop: %+v", s)
 	}
 	if s.Name != p.Name || s.ResourceVersion != p.ResourceVersion || s.Spec.Volumes[2].PersistentVolumeClaim.ClaimName != "data-web-0" {

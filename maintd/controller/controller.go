@@ -14,7 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,8 +26,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	policyv1client "k8s.io/client-go/kubernetes/typed/policy/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -47,10 +52,19 @@ const Finalizer = "maintenance.sentinel.dev/uncordon"
 // byNode indexes pods by spec.nodeName and plans by spec.nodeName.
 const byNode = "nodeName"
 
+// Clients are the typed clients of the API groups maintd reads and writes,
+// each made on its own: the clientset would make one for every group.
+type Clients struct {
+	Core   corev1client.CoreV1Interface
+	Apps   appsv1client.AppsV1Interface
+	Batch  batchv1client.BatchV1Interface
+	Policy policyv1client.PolicyV1Interface
+}
+
 // Config is what a Controller needs.
 type Config struct {
-	Client kubernetes.Interface
-	Plans  *Plans
+	Clients Clients
+	Plans   *Plans
 	// Poster sends evictions (one call each, no hidden retries).
 	Poster evict.Poster
 	// Selector selects the plans this maintd runs (empty: all).
@@ -73,7 +87,7 @@ type Controller struct {
 	cfg   Config
 	queue workqueue.TypedRateLimitingInterface[string]
 
-	factory      informers.SharedInformerFactory
+	informers    []cache.SharedIndexInformer // of the built-in kinds
 	planInformer cache.SharedIndexInformer
 	plans        planLister
 	nodes        corelisters.NodeLister
@@ -124,20 +138,38 @@ func New(cfg Config) *Controller {
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "maintenanceplans", MetricsProvider: cfg.QueueMetrics})
 
-	c.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
-		informers.WithTransform(slim))
-	core, apps, batch := c.factory.Core().V1(), c.factory.Apps().V1(), c.factory.Batch().V1()
-	podInformer := core.Pods().Informer()
-	utilruntime.Must(podInformer.AddIndexers(cache.Indexers{byNode: func(o any) ([]string, error) {
-		return []string{o.(*corev1.Pod).Spec.NodeName}, nil
-	}}))
+	cl := cfg.Clients
+	byNamespace := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	nodeInformer := informer(c, cl.Core.Nodes(), &corev1.Node{}, cache.Indexers{})
+	podInformer := informer(c, cl.Core.Pods(""), &corev1.Pod{}, cache.Indexers{
+		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
+		byNode:               func(o any) ([]string, error) { return []string{o.(*corev1.Pod).Spec.NodeName}, nil },
+	})
+	pdbInformer := informer(c, cl.Policy.PodDisruptionBudgets(""), &policyv1.PodDisruptionBudget{}, byNamespace)
+	// The owners and volumes the analysis reads: a change to one wakes the
+	// live plans on their add and delete (their updates are status churn).
+	owners := []cache.SharedIndexInformer{
+		informer(c, cl.Apps.ReplicaSets(""), &appsv1.ReplicaSet{}, byNamespace),
+		informer(c, cl.Apps.Deployments(""), &appsv1.Deployment{}, byNamespace),
+		informer(c, cl.Apps.StatefulSets(""), &appsv1.StatefulSet{}, byNamespace),
+		informer(c, cl.Apps.DaemonSets(""), &appsv1.DaemonSet{}, byNamespace),
+		informer(c, cl.Batch.Jobs(""), &batchv1.Job{}, byNamespace),
+		informer(c, cl.Batch.CronJobs(""), &batchv1.CronJob{}, byNamespace),
+		informer(c, cl.Core.PersistentVolumes(), &corev1.PersistentVolume{}, cache.Indexers{}),
+		informer(c, cl.Core.PersistentVolumeClaims(""), &corev1.PersistentVolumeClaim{}, byNamespace),
+	}
 	c.podIndex = podInformer.GetIndexer()
-	c.nodes, c.pods = core.Nodes().Lister(), core.Pods().Lister()
-	c.pvs, c.pvcs = core.PersistentVolumes().Lister(), core.PersistentVolumeClaims().Lister()
-	c.pdbs = c.factory.Policy().V1().PodDisruptionBudgets().Lister()
-	c.replicaSets, c.deployments = apps.ReplicaSets().Lister(), apps.Deployments().Lister()
-	c.statefulSets, c.daemonSets = apps.StatefulSets().Lister(), apps.DaemonSets().Lister()
-	c.jobs, c.cronJobs = batch.Jobs().Lister(), batch.CronJobs().Lister()
+	c.nodes = corelisters.NewNodeLister(nodeInformer.GetIndexer())
+	c.pods = corelisters.NewPodLister(podInformer.GetIndexer())
+	c.pdbs = policylisters.NewPodDisruptionBudgetLister(pdbInformer.GetIndexer())
+	c.replicaSets = appslisters.NewReplicaSetLister(owners[0].GetIndexer())
+	c.deployments = appslisters.NewDeploymentLister(owners[1].GetIndexer())
+	c.statefulSets = appslisters.NewStatefulSetLister(owners[2].GetIndexer())
+	c.daemonSets = appslisters.NewDaemonSetLister(owners[3].GetIndexer())
+	c.jobs = batchlisters.NewJobLister(owners[4].GetIndexer())
+	c.cronJobs = batchlisters.NewCronJobLister(owners[5].GetIndexer())
+	c.pvs = corelisters.NewPersistentVolumeLister(owners[6].GetIndexer())
+	c.pvcs = corelisters.NewPersistentVolumeClaimLister(owners[7].GetIndexer())
 
 	c.planInformer = cache.NewSharedIndexInformer(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -172,7 +204,7 @@ func New(cfg Config) *Controller {
 			c.enqueueWaiting() // a slot or a node may have been freed
 		}
 	})
-	handle(core.Nodes().Informer(), func(obj any) {
+	handle(nodeInformer, func(obj any) {
 		if n, ok := obj.(*corev1.Node); ok {
 			c.enqueueNode(n.Name)
 		}
@@ -183,14 +215,32 @@ func New(cfg Config) *Controller {
 		}
 	})
 	live := func(any) { c.enqueueLive() }
-	handle(c.factory.Policy().V1().PodDisruptionBudgets().Informer(), live)
-	for _, i := range []cache.SharedIndexInformer{apps.ReplicaSets().Informer(), apps.Deployments().Informer(),
-		apps.StatefulSets().Informer(), apps.DaemonSets().Informer(), batch.Jobs().Informer(), batch.CronJobs().Informer(),
-		core.PersistentVolumes().Informer(), core.PersistentVolumeClaims().Informer()} {
+	handle(pdbInformer, live)
+	for _, i := range owners {
 		_, err := i.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: live, DeleteFunc: live})
 		utilruntime.Must(err)
 	}
 	return c
+}
+
+// listWatcher is a typed client of one resource: L is its list kind.
+type listWatcher[L runtime.Object] interface {
+	List(context.Context, metav1.ListOptions) (L, error)
+	Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
+}
+
+// informer is an informer of the built-in kind of obj, on lw, with the
+// indexers and the transform that slims what it caches. Run starts it.
+func informer[L runtime.Object](c *Controller, lw listWatcher[L], obj runtime.Object, indexers cache.Indexers) cache.SharedIndexInformer {
+	i := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return lw.List(ctx, o)
+		},
+		WatchFuncWithContext: lw.Watch,
+	}, obj, 0, indexers)
+	utilruntime.Must(i.SetTransform(slim))
+	c.informers = append(c.informers, i)
+	return i
 }
 
 func (c *Controller) selects(p *api.MaintenancePlan) bool {
@@ -235,17 +285,16 @@ func (c *Controller) enqueueLive() {
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
-	c.factory.Start(ctx.Done())
-	go c.planInformer.RunWithContext(ctx)
-	c.cfg.Log.Info("waiting for the caches")
+	var informers sync.WaitGroup
+	defer informers.Wait()
 	synced := []cache.InformerSynced{c.planInformer.HasSynced}
-	for _, ok := range c.factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return errors.New("the informer caches did not sync")
-		}
+	for _, i := range append(c.informers, c.planInformer) {
+		informers.Go(func() { i.RunWithContext(ctx) })
+		synced = append(synced, i.HasSynced)
 	}
+	c.cfg.Log.Info("waiting for the caches")
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return errors.New("the plan cache did not sync")
+		return errors.New("the informer caches did not sync")
 	}
 	c.synced.Store(true)
 	c.cfg.Log.Info("caches synced; reconciling", "workers", workers)
@@ -259,7 +308,6 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	<-ctx.Done()
 	c.queue.ShutDownWithDrain()
 	wg.Wait()
-	c.factory.Shutdown()
 	return nil
 }
 
@@ -487,7 +535,7 @@ func hasFinalizer(p *api.MaintenancePlan) bool {
 // node's UID and the owner annotation.
 func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec drain.Decision, now time.Time) error {
 	req := cordon.Request{Owner: dec.Owner, Reason: dec.Reason, ExpectUID: dec.NodeUID, Uncordon: dec.Action == drain.Uncordon}
-	res, err := cordon.Apply(ctx, c.cfg.Client.CoreV1().Nodes(), p.Spec.NodeName, req, now)
+	res, err := cordon.Apply(ctx, c.cfg.Clients.Core.Nodes(), p.Spec.NodeName, req, now)
 	if err != nil {
 		return err
 	}
@@ -513,7 +561,7 @@ func (c *Controller) finalize(ctx context.Context, p *api.MaintenancePlan) error
 		return fmt.Errorf("read node %s: %w", p.Spec.NodeName, err)
 	case node.Annotations[cordon.OwnerAnnotation] == drain.Owner(p):
 		req := cordon.Request{Owner: drain.Owner(p), Uncordon: true, ExpectUID: node.UID}
-		res, err := cordon.Apply(ctx, c.cfg.Client.CoreV1().Nodes(), node.Name, req, c.cfg.Now())
+		res, err := cordon.Apply(ctx, c.cfg.Clients.Core.Nodes(), node.Name, req, c.cfg.Now())
 		if err != nil {
 			return fmt.Errorf("uncordon on delete: %w", err)
 		}
@@ -557,12 +605,31 @@ func (l planLister) List(sel labels.Selector) ([]*api.MaintenancePlan, error) {
 
 func isConflict(err error) bool { return apierrors.IsConflict(err) }
 
-// slim drops what maintd never reads from cached objects: managedFields,
-// and of a pod everything the drain analysis does not read (view.SlimPod),
-// so that a cluster's pods cost the cache a fraction of their full size.
+// slim drops what maintd never reads from cached objects, so that a
+// cluster's objects cost the cache a fraction of their full size: the
+// managedFields of every object; of a pod everything the drain analysis does
+// not read (view.SlimPod); the pod templates of the owners (the analysis
+// reads their metadata, replicas, selector and status); a node's status
+// (maintd reads its metadata and spec; the status holds the image lists,
+// often the biggest part of a node).
 func slim(obj any) (any, error) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		return view.SlimPod(p), nil
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return view.SlimPod(o), nil
+	case *corev1.Node:
+		o.Status = corev1.NodeStatus{}
+	case *appsv1.ReplicaSet:
+		o.Spec.Template = corev1.PodTemplateSpec{}
+	case *appsv1.Deployment:
+		o.Spec.Template = corev1.PodTemplateSpec{}
+	case *appsv1.StatefulSet:
+		o.Spec.Template, o.Spec.VolumeClaimTemplates = corev1.PodTemplateSpec{}, nil
+	case *appsv1.DaemonSet:
+		o.Spec.Template = corev1.PodTemplateSpec{}
+	case *batchv1.Job:
+		o.Spec.Template = corev1.PodTemplateSpec{}
+	case *batchv1.CronJob:
+		o.Spec.JobTemplate = batchv1.JobTemplateSpec{}
 	}
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)

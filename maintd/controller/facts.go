@@ -5,11 +5,14 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
@@ -83,7 +86,7 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 		}
 	}
 	if node != nil {
-		s, err := c.snapshot(node, onNode, sortedKeys(namespaces), pdbs, now)
+		s, err := c.snapshot(node, onNode, pdbs, now)
 		if err != nil {
 			return f, err
 		}
@@ -143,22 +146,9 @@ func podFact(p *corev1.Pod) drain.Pod {
 // workloadUID is the current UID of a listed workload, "" when it does not
 // exist.
 func (c *Controller) workloadUID(w api.WorkloadRef) (types.UID, error) {
-	var m metav1.Object
-	var err error
-	switch w.Kind {
-	case "Deployment":
-		m, err = c.deployments.Deployments(w.Namespace).Get(w.Name)
-	case "StatefulSet":
-		m, err = c.statefulSets.StatefulSets(w.Namespace).Get(w.Name)
-	case "ReplicaSet":
-		m, err = c.replicaSets.ReplicaSets(w.Namespace).Get(w.Name)
-	case "Job":
-		m, err = c.jobs.Jobs(w.Namespace).Get(w.Name)
-	default:
-		return "", nil
-	}
+	m, err := c.owner(w.Kind, w.Namespace, w.Name)
 	switch {
-	case apierrors.IsNotFound(err):
+	case m == nil && err == nil, apierrors.IsNotFound(err):
 		return "", nil
 	case err != nil:
 		return "", fmt.Errorf("read %s %s/%s: %w", w.Kind, w.Namespace, w.Name, err)
@@ -166,16 +156,46 @@ func (c *Controller) workloadUID(w api.WorkloadRef) (types.UID, error) {
 	return m.GetUID(), nil
 }
 
+// ownerGroups are the kinds that own pods or other owners, with their API
+// group: the owners a snapshot holds.
+var ownerGroups = map[string]string{"ReplicaSet": "apps", "Deployment": "apps", "StatefulSet": "apps", "DaemonSet": "apps", "Job": "batch", "CronJob": "batch"}
+
+// owner reads an owner of kind in namespace from the cache: nil and no
+// error for a kind that is not an owner kind.
+func (c *Controller) owner(kind, namespace, name string) (metav1.Object, error) {
+	var m metav1.Object
+	var err error
+	switch kind {
+	case "ReplicaSet":
+		m, err = c.replicaSets.ReplicaSets(namespace).Get(name)
+	case "Deployment":
+		m, err = c.deployments.Deployments(namespace).Get(name)
+	case "StatefulSet":
+		m, err = c.statefulSets.StatefulSets(namespace).Get(name)
+	case "DaemonSet":
+		m, err = c.daemonSets.DaemonSets(namespace).Get(name)
+	case "Job":
+		m, err = c.jobs.Jobs(namespace).Get(name)
+	case "CronJob":
+		m, err = c.cronJobs.CronJobs(namespace).Get(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // snapshot is the Snapshot the analysis of node needs, built from the
-// caches as k8s-snapshot --node builds it from the API: the node, its pods
-// (onNode), the owners and claims of their namespaces, their budgets
-// (pdbs), and the
-// sibling pods that snapshot.PodQueries names (the other replicas of their
-// owners and the rest of their budgets), trimmed by snapshot.ForNodes.
-// Objects are shallow copies of the cached ones; nothing here modifies
-// them. Its cost follows the node's pods and their workloads, not the
-// cluster's size.
-func (c *Controller) snapshot(node *corev1.Node, onNode []any, namespaces []string, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*snapshot.Snapshot, error) {
+// caches as k8s-snapshot --node builds it from the API and trimmed by the
+// same snapshot.ForNodes: the node, its pods (onNode), the budgets of
+// their namespaces (pdbs), the sibling pods that snapshot.PodQueries names
+// (the other replicas of their owners and the rest of their budgets), the
+// owner chains of all these pods, the claims of the pods on the node, and
+// the persistent volumes. Of the owners and claims it reads only those
+// ForNodes keeps, not every one of the namespaces: a reconcile copies tens
+// of objects, not hundreds. Objects are shallow copies of the cached ones;
+// nothing here modifies them.
+func (c *Controller) snapshot(node *corev1.Node, onNode []any, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*snapshot.Snapshot, error) {
 	s := snapshot.New()
 	s.Metadata.CapturedAt = metav1.NewTime(now)
 	s.Nodes = []corev1.Node{*node}
@@ -185,18 +205,22 @@ func (c *Controller) snapshot(node *corev1.Node, onNode []any, namespaces []stri
 		return nil, fmt.Errorf("list persistent volumes: %w", err)
 	}
 	s.PersistentVolumes = values(pvs)
-	for _, ns := range namespaces {
-		if err := c.namespace(s, ns); err != nil {
-			return nil, err
-		}
-	}
 	pods := make([]*corev1.Pod, 0, len(onNode))
-	seen := map[types.UID]bool{}
+	seen := map[*corev1.Pod]bool{} // the cache holds one object per pod
 	for _, o := range onNode {
 		pod := o.(*corev1.Pod)
-		pods, seen[pod.UID] = append(pods, pod), true
+		pods, seen[pod] = append(pods, pod), true
 	}
+	if err := c.volumeClaims(s, pods); err != nil {
+		return nil, err
+	}
+	chains := ownerChains{seen: map[string]bool{}}
+	if err := c.chains(&chains, pods); err != nil {
+		return nil, err
+	}
+	chains.into(s)
 	s.Pods = values(slices.Clone(pods))
+	mine := len(pods)
 	for _, q := range snapshot.PodQueries(s, []string{node.Name}) {
 		sel, err := labels.Parse(q.Selector)
 		if err != nil {
@@ -207,54 +231,119 @@ func (c *Controller) snapshot(node *corev1.Node, onNode []any, namespaces []stri
 			return nil, fmt.Errorf("list pods in %s: %w", q.Namespace, err)
 		}
 		for _, p := range siblings {
-			if !seen[p.UID] {
-				pods, seen[p.UID] = append(pods, p), true
+			if !seen[p] {
+				pods, seen[p] = append(pods, p), true
 			}
 		}
 	}
+	if err := c.chains(&chains, pods[mine:]); err != nil {
+		return nil, err
+	}
+	chains.into(s)
 	s.Pods = values(pods)
 	return snapshot.ForNodes(s, node.Name)
 }
 
-// namespace adds the owners and claims of namespace ns to s.
-func (c *Controller) namespace(s *snapshot.Snapshot, ns string) error {
-	all := labels.Everything()
-	rs, err := c.replicaSets.ReplicaSets(ns).List(all)
-	if err != nil {
-		return fmt.Errorf("list replica sets in %s: %w", ns, err)
+// volumeClaims sets the claims of s to those of pods that exist (named by a
+// volume, or a generic ephemeral volume's, named by Kubernetes), in name
+// order.
+func (c *Controller) volumeClaims(s *snapshot.Snapshot, pods []*corev1.Pod) error {
+	var pvcs []*corev1.PersistentVolumeClaim
+	for _, p := range pods {
+		for _, v := range p.Spec.Volumes {
+			var name string
+			switch {
+			case v.PersistentVolumeClaim != nil:
+				name = v.PersistentVolumeClaim.ClaimName
+			case v.Ephemeral != nil:
+				name = p.Name + "-" + v.Name
+			default:
+				continue
+			}
+			pvc, err := c.pvcs.PersistentVolumeClaims(p.Namespace).Get(name)
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return fmt.Errorf("read persistent volume claim %s/%s: %w", p.Namespace, name, err)
+			case !slices.Contains(pvcs, pvc):
+				pvcs = append(pvcs, pvc)
+			}
+		}
 	}
-	s.ReplicaSets = append(s.ReplicaSets, values(rs)...)
-	deps, err := c.deployments.Deployments(ns).List(all)
-	if err != nil {
-		return fmt.Errorf("list deployments in %s: %w", ns, err)
-	}
-	s.Deployments = append(s.Deployments, values(deps)...)
-	sts, err := c.statefulSets.StatefulSets(ns).List(all)
-	if err != nil {
-		return fmt.Errorf("list stateful sets in %s: %w", ns, err)
-	}
-	s.StatefulSets = append(s.StatefulSets, values(sts)...)
-	dss, err := c.daemonSets.DaemonSets(ns).List(all)
-	if err != nil {
-		return fmt.Errorf("list daemon sets in %s: %w", ns, err)
-	}
-	s.DaemonSets = append(s.DaemonSets, values(dss)...)
-	jobs, err := c.jobs.Jobs(ns).List(all)
-	if err != nil {
-		return fmt.Errorf("list jobs in %s: %w", ns, err)
-	}
-	s.Jobs = append(s.Jobs, values(jobs)...)
-	cjs, err := c.cronJobs.CronJobs(ns).List(all)
-	if err != nil {
-		return fmt.Errorf("list cron jobs in %s: %w", ns, err)
-	}
-	s.CronJobs = append(s.CronJobs, values(cjs)...)
-	pvcs, err := c.pvcs.PersistentVolumeClaims(ns).List(all)
-	if err != nil {
-		return fmt.Errorf("list persistent volume claims in %s: %w", ns, err)
-	}
-	s.PersistentVolumeClaims = append(s.PersistentVolumeClaims, values(pvcs)...)
+	s.PersistentVolumeClaims = values(pvcs)
 	return nil
+}
+
+// ownerChains are owners read from the caches, each once.
+type ownerChains struct {
+	seen   map[string]bool // group/kind/namespace/name
+	owners []metav1.Object
+}
+
+// chains adds the owner chains of pods to o: each owner reference, hop by
+// hop, as far as the owners are in the caches. Owners are matched by name,
+// as snapshot.ForNodes matches them.
+func (c *Controller) chains(o *ownerChains, pods []*corev1.Pod) error {
+	var walk func(namespace string, refs []metav1.OwnerReference) error
+	walk = func(namespace string, refs []metav1.OwnerReference) error {
+		for _, r := range refs {
+			gv, err := schema.ParseGroupVersion(r.APIVersion)
+			if group, ok := ownerGroups[r.Kind]; err != nil || !ok || group != gv.Group {
+				continue
+			}
+			key := gv.Group + "/" + r.Kind + "/" + namespace + "/" + r.Name
+			if o.seen[key] {
+				continue
+			}
+			m, err := c.owner(r.Kind, namespace, r.Name)
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case err != nil:
+				return fmt.Errorf("read %s %s/%s: %w", r.Kind, namespace, r.Name, err)
+			}
+			o.seen[key] = true
+			o.owners = append(o.owners, m)
+			if err := walk(namespace, m.GetOwnerReferences()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, p := range pods {
+		if err := walk(p.Namespace, p.OwnerReferences); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// into sets the owners of s to those of o, by kind, in name order.
+func (o *ownerChains) into(s *snapshot.Snapshot) {
+	var rs []*appsv1.ReplicaSet
+	var deps []*appsv1.Deployment
+	var sts []*appsv1.StatefulSet
+	var dss []*appsv1.DaemonSet
+	var jobs []*batchv1.Job
+	var cjs []*batchv1.CronJob
+	for _, m := range o.owners {
+		switch m := m.(type) {
+		case *appsv1.ReplicaSet:
+			rs = append(rs, m)
+		case *appsv1.Deployment:
+			deps = append(deps, m)
+		case *appsv1.StatefulSet:
+			sts = append(sts, m)
+		case *appsv1.DaemonSet:
+			dss = append(dss, m)
+		case *batchv1.Job:
+			jobs = append(jobs, m)
+		case *batchv1.CronJob:
+			cjs = append(cjs, m)
+		}
+	}
+	s.ReplicaSets, s.Deployments, s.StatefulSets = values(rs), values(deps), values(sts)
+	s.DaemonSets, s.Jobs, s.CronJobs = values(dss), values(jobs), values(cjs)
 }
 
 // values copies the cached objects' structs (not what they point to) into a

@@ -1,0 +1,242 @@
+package controller
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+)
+
+// cluster is k8s-snapshot's own test cluster: pods on three nodes under
+// every owner kind (a Deployment's ReplicaSets, a StatefulSet, a DaemonSet,
+// a CronJob's Job, a bare Job, bare pods), PDBs, claims and volumes.
+const cluster = "../../k8s-snapshot/snapshot/testdata/cluster.yaml"
+
+// TestSnapshotIsForNodes: the snapshot a reconcile builds from the caches,
+// reading only the owners and claims it needs, is the one snapshot.ForNodes
+// trims from a snapshot of every cached object (what k8s-snapshot --node
+// writes), object for object, for every node; and the analysis of it, from
+// objects slimmed as the caches hold them, is the analysis of the objects
+// as the API serves them.
+func TestSnapshotIsForNodes(t *testing.T) {
+	data, err := os.ReadFile(cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Controller{}
+	indexer := func(extra cache.Indexers) cache.Indexer {
+		idx := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+		for k, f := range extra {
+			idx[k] = f
+		}
+		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, idx)
+	}
+	nodes, pods, pdbs, pvs, pvcs := indexer(nil), indexer(cache.Indexers{byNode: func(o any) ([]string, error) {
+		return []string{o.(*corev1.Pod).Spec.NodeName}, nil
+	}}), indexer(nil), indexer(nil), indexer(nil)
+	rs, deps, sts, dss, jobs, cjs := indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil)
+	c.nodes, c.pods, c.podIndex, c.pdbs = corelisters.NewNodeLister(nodes), corelisters.NewPodLister(pods), pods, policylisters.NewPodDisruptionBudgetLister(pdbs)
+	c.pvs, c.pvcs = corelisters.NewPersistentVolumeLister(pvs), corelisters.NewPersistentVolumeClaimLister(pvcs)
+	c.replicaSets, c.deployments, c.statefulSets = appslisters.NewReplicaSetLister(rs), appslisters.NewDeploymentLister(deps), appslisters.NewStatefulSetLister(sts)
+	c.daemonSets, c.jobs, c.cronJobs = appslisters.NewDaemonSetLister(dss), batchlisters.NewJobLister(jobs), batchlisters.NewCronJobLister(cjs)
+
+	// Every object of the kinds maintd caches, in the caches and in one
+	// snapshot (HorizontalPodAutoscalers and StorageClasses are not cached).
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	full, slimmed := snapshot.New(), snapshot.New()
+	full.Metadata.CapturedAt.Time, slimmed.Metadata.CapturedAt.Time = now, now
+	cached := 0
+	for doc := range bytes.SplitSeq(data, []byte("\n---\n")) {
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The analysis wants every object to have a UID; the file gives
+		// those that owner references name.
+		if m := obj.(metav1.Object); m.GetUID() == "" {
+			m.SetUID(types.UID(fmt.Sprintf("%T/%s/%s", obj, m.GetNamespace(), m.GetName())))
+		}
+		if !add(full, obj) {
+			continue
+		}
+		small, err := slim(obj.DeepCopyObject())
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(slimmed, small.(runtime.Object))
+		var into cache.Indexer
+		switch obj.(type) {
+		case *corev1.Node:
+			into = nodes
+		case *corev1.Pod:
+			into = pods
+		case *policyv1.PodDisruptionBudget:
+			into = pdbs
+		case *corev1.PersistentVolume:
+			into = pvs
+		case *corev1.PersistentVolumeClaim:
+			into = pvcs
+		case *appsv1.ReplicaSet:
+			into = rs
+		case *appsv1.Deployment:
+			into = deps
+		case *appsv1.StatefulSet:
+			into = sts
+		case *appsv1.DaemonSet:
+			into = dss
+		case *batchv1.Job:
+			into = jobs
+		case *batchv1.CronJob:
+			into = cjs
+		}
+		if err := into.Add(small); err != nil {
+			t.Fatal(err)
+		}
+		cached++
+	}
+	if cached < 30 {
+		t.Fatalf("%s: %d objects of the cached kinds, want the whole test cluster", cluster, cached)
+	}
+	sortSnapshot(full)
+	sortSnapshot(slimmed)
+
+	for _, node := range full.Nodes {
+		t.Run(node.Name, func(t *testing.T) {
+			want, err := snapshot.ForNodes(slimmed, node.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want.Pods) == 0 {
+				t.Fatalf("no pod on %s in %s", node.Name, cluster)
+			}
+			onNode, err := c.podIndex.ByIndex(byNode, node.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var budgets []*policyv1.PodDisruptionBudget
+			seen := map[string]bool{}
+			for _, o := range onNode {
+				if ns := o.(*corev1.Pod).Namespace; !seen[ns] {
+					seen[ns] = true
+					inNS, err := c.pdbs.PodDisruptionBudgets(ns).List(labels.Everything())
+					if err != nil {
+						t.Fatal(err)
+					}
+					budgets = append(budgets, inNS...)
+				}
+			}
+			cachedNode, err := c.nodes.Get(node.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.snapshot(cachedNode, onNode, budgets, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(encode(t, want), encode(t, got)); diff != "" {
+				t.Errorf("snapshot of %s from the caches (-ForNodes of every object +built): %s", node.Name, diff)
+			}
+			served, err := snapshot.ForNodes(full, node.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := analyze.Options{Nodes: []string{node.Name}, Now: now}
+			wantReport, err := analyze.AnalyzeObjects(served, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotReport, err := analyze.AnalyzeObjects(got, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(encode(t, wantReport), encode(t, gotReport)); diff != "" {
+				t.Errorf("analysis of %s (-objects as served +as cached): %s", node.Name, diff)
+			}
+		})
+	}
+}
+
+// sortSnapshot orders each kind's objects by namespace and name, as the
+// snapshot built from the caches is ordered.
+func sortSnapshot(s *snapshot.Snapshot) {
+	s.Nodes, s.Pods, s.PodDisruptionBudgets = sorted(s.Nodes), sorted(s.Pods), sorted(s.PodDisruptionBudgets)
+	s.PersistentVolumes, s.PersistentVolumeClaims = sorted(s.PersistentVolumes), sorted(s.PersistentVolumeClaims)
+	s.ReplicaSets, s.Deployments, s.StatefulSets = sorted(s.ReplicaSets), sorted(s.Deployments), sorted(s.StatefulSets)
+	s.DaemonSets, s.Jobs, s.CronJobs = sorted(s.DaemonSets), sorted(s.Jobs), sorted(s.CronJobs)
+}
+
+func sorted[T any, PT interface {
+	*T
+	metav1.Object
+}](objs []T) []T {
+	ptrs := make([]PT, len(objs))
+	for i := range objs {
+		ptrs[i] = &objs[i]
+	}
+	return values(ptrs)
+}
+
+// add appends obj to the objects of its kind in s, if maintd caches that
+// kind.
+func add(s *snapshot.Snapshot, obj runtime.Object) bool {
+	switch o := obj.(type) {
+	case *corev1.Node:
+		s.Nodes = append(s.Nodes, *o)
+	case *corev1.Pod:
+		s.Pods = append(s.Pods, *o)
+	case *policyv1.PodDisruptionBudget:
+		s.PodDisruptionBudgets = append(s.PodDisruptionBudgets, *o)
+	case *corev1.PersistentVolume:
+		s.PersistentVolumes = append(s.PersistentVolumes, *o)
+	case *corev1.PersistentVolumeClaim:
+		s.PersistentVolumeClaims = append(s.PersistentVolumeClaims, *o)
+	case *appsv1.ReplicaSet:
+		s.ReplicaSets = append(s.ReplicaSets, *o)
+	case *appsv1.Deployment:
+		s.Deployments = append(s.Deployments, *o)
+	case *appsv1.StatefulSet:
+		s.StatefulSets = append(s.StatefulSets, *o)
+	case *appsv1.DaemonSet:
+		s.DaemonSets = append(s.DaemonSets, *o)
+	case *batchv1.Job:
+		s.Jobs = append(s.Jobs, *o)
+	case *batchv1.CronJob:
+		s.CronJobs = append(s.CronJobs, *o)
+	default:
+		return false
+	}
+	return true
+}
+
+func encode(t *testing.T, s any) string {
+	t.Helper()
+	out, err := json.MarshalIndent(s, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
