@@ -40,7 +40,8 @@
 // plan, maintd_evictions_total by outcome, maintd_cooldown_seconds by reason,
 // maintd_reconcile_duration_seconds, maintd_workqueue_*,
 // maintd_api_requests_total by code, maintd_leader, Go and process
-// metrics), /healthz and /readyz. With --leader-elect several replicas run
+// metrics), /healthz and /readyz, and with --profiling Go's profiles
+// (/debug/pprof/). With --leader-elect several replicas run
 // and only the holder of a coordination.k8s.io Lease reconciles; the others
 // stand by (maintd_leader 0) and one takes over within the lease duration
 // when the leader dies.

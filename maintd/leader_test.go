@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,8 +130,16 @@ func TestLeaderElection(t *testing.T) {
 	}
 
 	// SIGTERM on the leader: a third maintd, standing by, takes over at once.
-	third := e.startMaintd(t, "", flags...)
+	third := e.startMaintd(t, "", append(flags, "--profiling")...)
 	thirdAddr := third.address(t, ctx)
+	// --profiling serves Go's profiles beside the metrics; without it,
+	// nothing is served there.
+	if code, body := httpGet(t, ctx, "http://"+thirdAddr+"/debug/pprof/cmdline"); code != http.StatusOK || !strings.Contains(body, "--profiling") {
+		t.Errorf("/debug/pprof/cmdline with --profiling: %d %q", code, body)
+	}
+	if code, _ := httpGet(t, ctx, "http://"+addrs[other]+"/debug/pprof/cmdline"); code != http.StatusNotFound {
+		t.Errorf("/debug/pprof/cmdline without --profiling: %d, want 404", code)
+	}
 	if !third.gaugeReaches(ctx, thirdAddr, "maintd_leader", 0, time.Minute) {
 		t.Fatal("the third maintd never stood by")
 	}
@@ -145,6 +155,25 @@ func TestLeaderElection(t *testing.T) {
 	if err != nil || lease2.Spec.HolderIdentity == nil {
 		t.Errorf("lease: %v %v", lease2, err)
 	}
+}
+
+// httpGet is the status code and body of a GET of url.
+func httpGet(t *testing.T, ctx context.Context, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }
 
 // gaugeReaches polls m's gauge until it equals want, for at most limit.

@@ -95,6 +95,8 @@ func run(c *cli.Context) error {
 		return command.Usage("--max-nodes-in-maintenance must be at least 1, not %d", c.Int("max-nodes-in-maintenance"))
 	case c.Int("workers") < 1:
 		return command.Usage("--workers must be at least 1, not %d", c.Int("workers"))
+	case c.Bool("profiling") && c.String("metrics-address") == "":
+		return command.Usage("--profiling needs --metrics-address: the profiles are served there")
 	case c.Duration("leader-elect-lease-duration") < 2*time.Second:
 		return command.Usage("--leader-elect-lease-duration must be at least 2s, not %s", c.Duration("leader-elect-lease-duration"))
 	}
@@ -144,9 +146,6 @@ func run(c *cli.Context) error {
 	})
 	var standby atomic.Bool
 	standby.Store(c.Bool("leader-elect"))
-	if c.Bool("profiling") && c.String("metrics-address") == "" {
-		return command.Usage("--profiling needs --metrics-address")
-	}
 	if addr := c.String("metrics-address"); addr != "" {
 		stop, err := serve(ctx, addr, reg, func() bool { return standby.Load() || ctrl.HasSynced() }, c.Bool("profiling"), log)
 		if err != nil {

@@ -90,7 +90,7 @@ func PodOf(p *corev1.Pod) Pod {
 	v.Spec.NodeName = p.Spec.NodeName
 	v.Spec.TerminationGracePeriodSeconds = p.Spec.TerminationGracePeriodSeconds
 	for i := range p.Spec.Volumes {
-		if vol := &p.Spec.Volumes[i]; kept(vol) {
+		if vol := &p.Spec.Volumes[i]; KeepsVolume(vol) {
 			out := Volume{Name: vol.Name, EmptyDir: vol.EmptyDir, HostPath: vol.HostPath, PersistentVolumeClaim: vol.PersistentVolumeClaim}
 			if vol.Ephemeral != nil {
 				out.Ephemeral = &struct{}{}
@@ -100,18 +100,22 @@ func PodOf(p *corev1.Pod) Pod {
 	}
 	v.Status.Phase, v.Status.StartTime = p.Status.Phase, p.Status.StartTime
 	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
+		if KeepsCondition(c.Type) {
 			v.Status.Conditions = append(v.Status.Conditions, PodCondition{Type: c.Type, Status: c.Status})
 		}
 	}
 	return v
 }
 
-// kept reports whether a volume is one the analysis reads: a local or
-// claim source.
-func kept(v *corev1.Volume) bool {
+// KeepsVolume reports whether PodOf keeps a volume: one with a local or
+// claim source, which the analysis reads.
+func KeepsVolume(v *corev1.Volume) bool {
 	return v.EmptyDir != nil || v.HostPath != nil || v.PersistentVolumeClaim != nil || v.Ephemeral != nil
 }
+
+// KeepsCondition reports whether PodOf keeps a pod condition of type t:
+// Ready, the one the analysis reads.
+func KeepsCondition(t corev1.PodConditionType) bool { return t == corev1.PodReady }
 
 func PodDisruptionBudgetOf(p *policyv1.PodDisruptionBudget) PodDisruptionBudget {
 	return PodDisruptionBudget{ObjectMeta: MetaOf(&p.ObjectMeta), Spec: p.Spec, Status: p.Status}

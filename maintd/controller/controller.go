@@ -38,7 +38,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
@@ -91,8 +90,7 @@ type Controller struct {
 	planInformer cache.SharedIndexInformer
 	plans        planLister
 	nodes        corelisters.NodeLister
-	pods         corelisters.PodLister
-	podIndex     cache.Indexer
+	pods         podCache
 	pvs          corelisters.PersistentVolumeLister
 	pvcs         corelisters.PersistentVolumeClaimLister
 	pdbs         policylisters.PodDisruptionBudgetLister
@@ -143,7 +141,7 @@ func New(cfg Config) *Controller {
 	nodeInformer := informer(c, cl.Core.Nodes(), &corev1.Node{}, cache.Indexers{})
 	podInformer := informer(c, cl.Core.Pods(""), &corev1.Pod{}, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
-		byNode:               func(o any) ([]string, error) { return []string{o.(*corev1.Pod).Spec.NodeName}, nil },
+		byNode:               func(o any) ([]string, error) { return []string{o.(*cachedPod).NodeName}, nil },
 	})
 	pdbInformer := informer(c, cl.Policy.PodDisruptionBudgets(""), &policyv1.PodDisruptionBudget{}, byNamespace)
 	// The owners and volumes the analysis reads: a change to one wakes the
@@ -158,9 +156,8 @@ func New(cfg Config) *Controller {
 		informer(c, cl.Core.PersistentVolumes(), &corev1.PersistentVolume{}, cache.Indexers{}),
 		informer(c, cl.Core.PersistentVolumeClaims(""), &corev1.PersistentVolumeClaim{}, byNamespace),
 	}
-	c.podIndex = podInformer.GetIndexer()
 	c.nodes = corelisters.NewNodeLister(nodeInformer.GetIndexer())
-	c.pods = corelisters.NewPodLister(podInformer.GetIndexer())
+	c.pods = podCache{podInformer.GetIndexer()}
 	c.pdbs = policylisters.NewPodDisruptionBudgetLister(pdbInformer.GetIndexer())
 	c.replicaSets = appslisters.NewReplicaSetLister(owners[0].GetIndexer())
 	c.deployments = appslisters.NewDeploymentLister(owners[1].GetIndexer())
@@ -210,8 +207,8 @@ func New(cfg Config) *Controller {
 		}
 	})
 	handle(podInformer, func(obj any) {
-		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
-			c.enqueueNode(p.Spec.NodeName)
+		if p, ok := obj.(*cachedPod); ok && p.NodeName != "" {
+			c.enqueueNode(p.NodeName)
 		}
 	})
 	live := func(any) { c.enqueueLive() }
@@ -608,14 +605,14 @@ func isConflict(err error) bool { return apierrors.IsConflict(err) }
 // slim drops what maintd never reads from cached objects, so that a
 // cluster's objects cost the cache a fraction of their full size: the
 // managedFields of every object; of a pod everything the drain analysis does
-// not read (view.SlimPod); the pod templates of the owners (the analysis
+// not read (cachedPod); the pod templates of the owners (the analysis
 // reads their metadata, replicas, selector and status); a node's status
 // (maintd reads its metadata and spec; the status holds the image lists,
 // often the biggest part of a node).
 func slim(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		return view.SlimPod(o), nil
+		return cachePod(o), nil
 	case *corev1.Node:
 		o.Status = corev1.NodeStatus{}
 	case *appsv1.ReplicaSet:

@@ -34,9 +34,9 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 			req := evict.Request{Namespace: t.Namespace, Name: t.Name, UID: t.UID, DryRun: dry, MaxRetryAfter: spec.MaxCooldown}
 			res, err := evict.Pod(ctx, c.cfg.Poster, req)
 			if err == nil && res.Outcome == evict.PDBOverlap {
-				if pod, err := c.pods.Pods(t.Namespace).Get(t.Name); err == nil {
+				if pod, err := c.pods.get(t.Namespace, t.Name); err == nil {
 					if pdbs, err := c.pdbs.PodDisruptionBudgets(t.Namespace).List(everything()); err == nil {
-						res.PDBs = evict.Overlapping(pod, derefs(pdbs))
+						res.PDBs = evict.Overlapping(pod.pod(), derefs(pdbs))
 					}
 				}
 			}
@@ -85,9 +85,9 @@ func outcome(res *evict.Result, err error) string {
 // gone answers for a target the cache shows gone or replaced, without a
 // request (evict.Check); nil means the pod is there with that UID.
 func (c *Controller) gone(t drain.Target) *evict.Result {
-	pod, err := c.pods.Pods(t.Namespace).Get(t.Name)
-	if err != nil {
-		pod = nil
+	var pod *corev1.Pod
+	if cached, err := c.pods.get(t.Namespace, t.Name); err == nil {
+		pod = cached.pod()
 	}
 	res, ok := evict.Check(evict.Request{Namespace: t.Namespace, Name: t.Name, UID: t.UID}, pod)
 	if ok {

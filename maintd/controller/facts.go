@@ -35,19 +35,18 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 	}
 	f.Node = node
 
-	onNode, err := c.podIndex.ByIndex(byNode, p.Spec.NodeName)
+	onNode, err := c.pods.onNode(p.Spec.NodeName)
 	if err != nil {
 		return f, fmt.Errorf("pods on node %s: %w", p.Spec.NodeName, err)
 	}
 	namespaces := map[string]bool{}
-	for _, o := range onNode {
-		pod := o.(*corev1.Pod)
+	for _, pod := range onNode {
 		f.Pods[pod.UID] = podFact(pod)
 		namespaces[pod.Namespace] = true
 	}
 	if ep := p.Status.EvictionProgress; ep != nil {
 		for _, a := range ep.ActivePods {
-			pod, err := c.pods.Pods(a.Namespace).Get(a.Name)
+			pod, err := c.pods.get(a.Namespace, a.Name)
 			switch {
 			case apierrors.IsNotFound(err):
 			case err != nil:
@@ -110,7 +109,7 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 		o = c.newest(o)
 		if ep := o.Status.EvictionProgress; ep != nil {
 			for _, a := range ep.ActivePods {
-				if pod, err := c.pods.Pods(a.Namespace).Get(a.Name); err == nil && pod.UID == a.UID {
+				if pod, err := c.pods.get(a.Namespace, a.Name); err == nil && pod.UID == a.UID {
 					f.Pods[pod.UID] = podFact(pod)
 				}
 				f.Others = append(f.Others, a)
@@ -139,7 +138,7 @@ func before(a, b *api.MaintenancePlan) bool {
 	return a.Name < b.Name
 }
 
-func podFact(p *corev1.Pod) drain.Pod {
+func podFact(p *cachedPod) drain.Pod {
 	return drain.Pod{Namespace: p.Namespace, Name: p.Name, Terminating: p.DeletionTimestamp != nil}
 }
 
@@ -195,7 +194,7 @@ func (c *Controller) owner(kind, namespace, name string) (metav1.Object, error) 
 // ForNodes keeps, not every one of the namespaces: a reconcile copies tens
 // of objects, not hundreds. Objects are shallow copies of the cached ones;
 // nothing here modifies them.
-func (c *Controller) snapshot(node *corev1.Node, onNode []any, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*snapshot.Snapshot, error) {
+func (c *Controller) snapshot(node *corev1.Node, onNode []*cachedPod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*snapshot.Snapshot, error) {
 	s := snapshot.New()
 	s.Metadata.CapturedAt = metav1.NewTime(now)
 	s.Nodes = []corev1.Node{*node}
@@ -205,11 +204,11 @@ func (c *Controller) snapshot(node *corev1.Node, onNode []any, pdbs []*policyv1.
 		return nil, fmt.Errorf("list persistent volumes: %w", err)
 	}
 	s.PersistentVolumes = values(pvs)
-	pods := make([]*corev1.Pod, 0, len(onNode))
-	seen := map[*corev1.Pod]bool{} // the cache holds one object per pod
-	for _, o := range onNode {
-		pod := o.(*corev1.Pod)
-		pods, seen[pod] = append(pods, pod), true
+	pods := slices.Clone(onNode)
+	// By key: the cache may replace a pod's object between two reads.
+	seen := map[string]bool{}
+	for _, pod := range onNode {
+		seen[pod.Namespace+"/"+pod.Name] = true
 	}
 	if err := c.volumeClaims(s, pods); err != nil {
 		return nil, err
@@ -219,20 +218,20 @@ func (c *Controller) snapshot(node *corev1.Node, onNode []any, pdbs []*policyv1.
 		return nil, err
 	}
 	chains.into(s)
-	s.Pods = values(slices.Clone(pods))
+	s.Pods = podValues(pods)
 	mine := len(pods)
 	for _, q := range snapshot.PodQueries(s, []string{node.Name}) {
 		sel, err := labels.Parse(q.Selector)
 		if err != nil {
 			return nil, fmt.Errorf("pods of %s %q: %w", q.Namespace, q.Selector, err)
 		}
-		siblings, err := c.pods.Pods(q.Namespace).List(sel)
+		siblings, err := c.pods.list(q.Namespace, sel)
 		if err != nil {
 			return nil, fmt.Errorf("list pods in %s: %w", q.Namespace, err)
 		}
 		for _, p := range siblings {
-			if !seen[p] {
-				pods, seen[p] = append(pods, p), true
+			if key := p.Namespace + "/" + p.Name; !seen[key] {
+				pods, seen[key] = append(pods, p), true
 			}
 		}
 	}
@@ -240,17 +239,17 @@ func (c *Controller) snapshot(node *corev1.Node, onNode []any, pdbs []*policyv1.
 		return nil, err
 	}
 	chains.into(s)
-	s.Pods = values(pods)
+	s.Pods = podValues(pods)
 	return snapshot.ForNodes(s, node.Name)
 }
 
 // volumeClaims sets the claims of s to those of pods that exist (named by a
 // volume, or a generic ephemeral volume's, named by Kubernetes), in name
 // order.
-func (c *Controller) volumeClaims(s *snapshot.Snapshot, pods []*corev1.Pod) error {
+func (c *Controller) volumeClaims(s *snapshot.Snapshot, pods []*cachedPod) error {
 	var pvcs []*corev1.PersistentVolumeClaim
 	for _, p := range pods {
-		for _, v := range p.Spec.Volumes {
+		for _, v := range p.Volumes {
 			var name string
 			switch {
 			case v.PersistentVolumeClaim != nil:
@@ -283,7 +282,7 @@ type ownerChains struct {
 // chains adds the owner chains of pods to o: each owner reference, hop by
 // hop, as far as the owners are in the caches. Owners are matched by name,
 // as snapshot.ForNodes matches them.
-func (c *Controller) chains(o *ownerChains, pods []*corev1.Pod) error {
+func (c *Controller) chains(o *ownerChains, pods []*cachedPod) error {
 	var walk func(namespace string, refs []metav1.OwnerReference) error
 	walk = func(namespace string, refs []metav1.OwnerReference) error {
 		for _, r := range refs {

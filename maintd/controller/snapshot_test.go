@@ -53,10 +53,10 @@ func TestSnapshotIsForNodes(t *testing.T) {
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, idx)
 	}
 	nodes, pods, pdbs, pvs, pvcs := indexer(nil), indexer(cache.Indexers{byNode: func(o any) ([]string, error) {
-		return []string{o.(*corev1.Pod).Spec.NodeName}, nil
+		return []string{o.(*cachedPod).NodeName}, nil
 	}}), indexer(nil), indexer(nil), indexer(nil)
 	rs, deps, sts, dss, jobs, cjs := indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil)
-	c.nodes, c.pods, c.podIndex, c.pdbs = corelisters.NewNodeLister(nodes), corelisters.NewPodLister(pods), pods, policylisters.NewPodDisruptionBudgetLister(pdbs)
+	c.nodes, c.pods, c.pdbs = corelisters.NewNodeLister(nodes), podCache{pods}, policylisters.NewPodDisruptionBudgetLister(pdbs)
 	c.pvs, c.pvcs = corelisters.NewPersistentVolumeLister(pvs), corelisters.NewPersistentVolumeClaimLister(pvcs)
 	c.replicaSets, c.deployments, c.statefulSets = appslisters.NewReplicaSetLister(rs), appslisters.NewDeploymentLister(deps), appslisters.NewStatefulSetLister(sts)
 	c.daemonSets, c.jobs, c.cronJobs = appslisters.NewDaemonSetLister(dss), batchlisters.NewJobLister(jobs), batchlisters.NewCronJobLister(cjs)
@@ -87,7 +87,11 @@ func TestSnapshotIsForNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		add(slimmed, small.(runtime.Object))
+		if p, ok := small.(*cachedPod); ok {
+			add(slimmed, p.pod())
+		} else {
+			add(slimmed, small.(runtime.Object))
+		}
 		var into cache.Indexer
 		switch obj.(type) {
 		case *corev1.Node:
@@ -133,14 +137,14 @@ func TestSnapshotIsForNodes(t *testing.T) {
 			if len(want.Pods) == 0 {
 				t.Fatalf("no pod on %s in %s", node.Name, cluster)
 			}
-			onNode, err := c.podIndex.ByIndex(byNode, node.Name)
+			onNode, err := c.pods.onNode(node.Name)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var budgets []*policyv1.PodDisruptionBudget
 			seen := map[string]bool{}
 			for _, o := range onNode {
-				if ns := o.(*corev1.Pod).Namespace; !seen[ns] {
+				if ns := o.Namespace; !seen[ns] {
 					seen[ns] = true
 					inNS, err := c.pdbs.PodDisruptionBudgets(ns).List(labels.Everything())
 					if err != nil {

@@ -1,4 +1,4 @@
-package view
+package controller
 
 import (
 	"testing"
@@ -7,11 +7,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 )
 
-// TestSlimPod: the analysis sees a slimmed pod as it sees the pod, the
-// pod itself is left alone, and what is dropped is dropped.
-func TestSlimPod(t *testing.T) {
+// TestCachedPod: the analysis sees a pod back from the cache as it sees the
+// pod, the pod itself is left alone, and what is dropped is dropped.
+func TestCachedPod(t *testing.T) {
 	grace := int64(30)
 	now := metav1.Now()
 	p := &corev1.Pod{
@@ -23,7 +25,7 @@ func TestSlimPod(t *testing.T) {
 			Containers:  []corev1.Container{{Name: "c", Image: "i", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
 			Tolerations: []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}},
 			Volumes: []corev1.Volume{
-				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
 				{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var"}}},
 				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-web-0"}}},
 				{Name: "eph", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}},
@@ -31,21 +33,31 @@ func TestSlimPod(t *testing.T) {
 			}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &now,
 			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
-				{Type: corev1.PodReady, Status: corev1.ConditionTrue, Reason: "r", Message: "m"}},
+				{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "r", Message: "m"}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Image: "i", Ready: true}}},
 	}
 	before := p.DeepCopy()
-	s := SlimPod(p)
-	if diff := cmp.Diff(PodOf(p), PodOf(s)); diff != "" {
-		t.Errorf("PodOf of the slim pod differs (-pod +slim):\n%s", diff)
+	cached, err := slim(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := cached.(*cachedPod).pod()
+	if diff := cmp.Diff(view.PodOf(p), view.PodOf(back)); diff != "" {
+		t.Errorf("the analysis sees the pod back from the cache differently (-pod +cached):\n%s", diff)
 	}
 	if diff := cmp.Diff(before, p); diff != "" {
-		t.Errorf("SlimPod changed the pod:\n%s", diff)
+		t.Errorf("caching changed the pod:\n%s", diff)
 	}
-	if s.ManagedFields != nil || s.Spec.Containers != nil || s.Spec.Tolerations != nil || s.Status.ContainerStatuses != nil || len(s.Spec.Volumes) != 4 || len(s.Status.Conditions) != 1 {
-		t.Errorf("slim pod keeps what it should drop: %+v", s)
+	if back.ManagedFields != nil || back.Spec.Containers != nil || back.Spec.Tolerations != nil || back.Status.ContainerStatuses != nil ||
+		len(back.Spec.Volumes) != 4 || len(back.Status.Conditions) != 1 {
+		t.Errorf("the cache keeps what it should drop: %+v", back)
 	}
-	if s.Name != p.Name || s.ResourceVersion != p.ResourceVersion || s.Spec.Volumes[2].PersistentVolumeClaim.ClaimName != "data-web-0" {
-		t.Errorf("slim pod lost its identity or a claim: %+v", s.ObjectMeta)
+	if back.Name != p.Name || back.ResourceVersion != p.ResourceVersion || back.Spec.Volumes[2].PersistentVolumeClaim.ClaimName != "data-web-0" {
+		t.Errorf("the cached pod lost its identity or a claim: %+v", back.ObjectMeta)
+	}
+	// A transform may see what it made: it is kept as it is.
+	again, err := slim(cached)
+	if err != nil || again != cached {
+		t.Errorf("slim of a cached pod = %p, %v; want the same %p", again, err, cached)
 	}
 }

@@ -1,0 +1,124 @@
+package controller
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
+)
+
+// cachedPod is what the pod cache keeps of a pod: what maintd and the drain
+// analysis read of it (view.PodOf), that is its metadata but the
+// managedFields, its node, grace period, the volumes and the condition the
+// analysis reads (view.KeepsVolume, view.KeepsCondition), its phase and
+// start time. It is a quarter of a corev1.Pod's size, the largest part of
+// maintd's memory when a cluster has thousands of pods; the informer's
+// transform makes it (slim) and pod gives the pod back for a snapshot.
+type cachedPod struct {
+	metav1.ObjectMeta
+	NodeName                      string
+	TerminationGracePeriodSeconds *int64
+	Volumes                       []corev1.Volume
+	Phase                         corev1.PodPhase
+	StartTime                     *metav1.Time
+	Conditions                    []corev1.PodCondition
+}
+
+// cachePod is the cachedPod of p; p is left alone.
+func cachePod(p *corev1.Pod) *cachedPod {
+	c := &cachedPod{ObjectMeta: p.ObjectMeta, NodeName: p.Spec.NodeName,
+		TerminationGracePeriodSeconds: p.Spec.TerminationGracePeriodSeconds,
+		Phase:                         p.Status.Phase, StartTime: p.Status.StartTime}
+	c.ManagedFields = nil
+	for i := range p.Spec.Volumes {
+		if v := &p.Spec.Volumes[i]; view.KeepsVolume(v) {
+			src := corev1.VolumeSource{EmptyDir: v.EmptyDir, HostPath: v.HostPath, PersistentVolumeClaim: v.PersistentVolumeClaim}
+			if v.Ephemeral != nil {
+				src.Ephemeral = &corev1.EphemeralVolumeSource{}
+			}
+			c.Volumes = append(c.Volumes, corev1.Volume{Name: v.Name, VolumeSource: src})
+		}
+	}
+	for _, cond := range p.Status.Conditions {
+		if view.KeepsCondition(cond.Type) {
+			c.Conditions = append(c.Conditions, corev1.PodCondition{Type: cond.Type, Status: cond.Status})
+		}
+	}
+	return c
+}
+
+// into writes the pod back into p: what was cached, nothing else. p shares
+// the cached slices and maps; nothing may modify them.
+func (c *cachedPod) into(p *corev1.Pod) {
+	*p = corev1.Pod{ObjectMeta: c.ObjectMeta}
+	p.Spec.NodeName, p.Spec.TerminationGracePeriodSeconds, p.Spec.Volumes = c.NodeName, c.TerminationGracePeriodSeconds, c.Volumes
+	p.Status.Phase, p.Status.StartTime, p.Status.Conditions = c.Phase, c.StartTime, c.Conditions
+}
+
+// pod is the pod back from the cache.
+func (c *cachedPod) pod() *corev1.Pod {
+	p := &corev1.Pod{}
+	c.into(p)
+	return p
+}
+
+// podValues are the pods, in name order, as a snapshot holds them.
+func podValues(pods []*cachedPod) []corev1.Pod {
+	sorted := slices.SortedFunc(slices.Values(pods), func(a, b *cachedPod) int {
+		return cmpKeys(a.Namespace, a.Name, b.Namespace, b.Name)
+	})
+	out := make([]corev1.Pod, len(sorted))
+	for i, p := range sorted {
+		p.into(&out[i])
+	}
+	return out
+}
+
+// cmpKeys orders objects by namespace, then name.
+func cmpKeys(ns1, name1, ns2, name2 string) int {
+	if c := strings.Compare(ns1, ns2); c != 0 {
+		return c
+	}
+	return strings.Compare(name1, name2)
+}
+
+// podCache reads the pod cache.
+type podCache struct{ idx cache.Indexer }
+
+// get is the cached pod namespace/name, or a NotFound error.
+func (c podCache) get(namespace, name string) (*cachedPod, error) {
+	o, ok, err := c.idx.GetByKey(namespace + "/" + name)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, apierrors.NewNotFound(corev1.Resource("pods"), name)
+	}
+	return o.(*cachedPod), nil
+}
+
+// list is the cached pods of namespace that sel selects.
+func (c podCache) list(namespace string, sel labels.Selector) ([]*cachedPod, error) {
+	var out []*cachedPod
+	err := cache.ListAllByNamespace(c.idx, namespace, sel, func(o any) { out = append(out, o.(*cachedPod)) })
+	return out, err
+}
+
+// onNode is the cached pods on node.
+func (c podCache) onNode(node string) ([]*cachedPod, error) {
+	objs, err := c.idx.ByIndex(byNode, node)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*cachedPod, len(objs))
+	for i, o := range objs {
+		out[i] = o.(*cachedPod)
+	}
+	return out, nil
+}
