@@ -319,30 +319,23 @@ func (c *Controller) chains(o *ownerChains, pods []*cachedPod) error {
 
 // into sets the owners of s to those of o, by kind, in name order.
 func (o *ownerChains) into(s *snapshot.Snapshot) {
-	var rs []*appsv1.ReplicaSet
-	var deps []*appsv1.Deployment
-	var sts []*appsv1.StatefulSet
-	var dss []*appsv1.DaemonSet
-	var jobs []*batchv1.Job
-	var cjs []*batchv1.CronJob
-	for _, m := range o.owners {
-		switch m := m.(type) {
-		case *appsv1.ReplicaSet:
-			rs = append(rs, m)
-		case *appsv1.Deployment:
-			deps = append(deps, m)
-		case *appsv1.StatefulSet:
-			sts = append(sts, m)
-		case *appsv1.DaemonSet:
-			dss = append(dss, m)
-		case *batchv1.Job:
-			jobs = append(jobs, m)
-		case *batchv1.CronJob:
-			cjs = append(cjs, m)
+	s.ReplicaSets = values(ofType[*appsv1.ReplicaSet](o.owners))
+	s.Deployments = values(ofType[*appsv1.Deployment](o.owners))
+	s.StatefulSets = values(ofType[*appsv1.StatefulSet](o.owners))
+	s.DaemonSets = values(ofType[*appsv1.DaemonSet](o.owners))
+	s.Jobs = values(ofType[*batchv1.Job](o.owners))
+	s.CronJobs = values(ofType[*batchv1.CronJob](o.owners))
+}
+
+// ofType is the objects of type T.
+func ofType[T any](objs []metav1.Object) []T {
+	var out []T
+	for _, o := range objs {
+		if t, ok := o.(T); ok {
+			out = append(out, t)
 		}
 	}
-	s.ReplicaSets, s.Deployments, s.StatefulSets = values(rs), values(deps), values(sts)
-	s.DaemonSets, s.Jobs, s.CronJobs = values(dss), values(jobs), values(cjs)
+	return out
 }
 
 // values copies the cached objects' structs (not what they point to) into a

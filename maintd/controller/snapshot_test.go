@@ -83,50 +83,17 @@ func TestSnapshotIsForNodes(t *testing.T) {
 		if !add(full, obj) {
 			continue
 		}
-		small, err := slim(obj.DeepCopyObject())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p, ok := small.(*cachedPod); ok {
-			add(slimmed, p.pod())
-		} else {
-			add(slimmed, small.(runtime.Object))
-		}
-		var into cache.Indexer
-		switch obj.(type) {
-		case *corev1.Node:
-			into = nodes
-		case *corev1.Pod:
-			into = pods
-		case *policyv1.PodDisruptionBudget:
-			into = pdbs
-		case *corev1.PersistentVolume:
-			into = pvs
-		case *corev1.PersistentVolumeClaim:
-			into = pvcs
-		case *appsv1.ReplicaSet:
-			into = rs
-		case *appsv1.Deployment:
-			into = deps
-		case *appsv1.StatefulSet:
-			into = sts
-		case *appsv1.DaemonSet:
-			into = dss
-		case *batchv1.Job:
-			into = jobs
-		case *batchv1.CronJob:
-			into = cjs
-		}
-		if err := into.Add(small); err != nil {
-			t.Fatal(err)
-		}
 		cached++
 	}
 	if cached < 30 {
 		t.Fatalf("%s: %d objects of the cached kinds, want the whole test cluster", cluster, cached)
 	}
 	sortSnapshot(full)
-	sortSnapshot(slimmed)
+	// The caches hold the objects slimmed; slimmed is a snapshot of them.
+	slimmed.Nodes, slimmed.Pods, slimmed.PodDisruptionBudgets = cacheAll(t, nodes, full.Nodes), cacheAll(t, pods, full.Pods), cacheAll(t, pdbs, full.PodDisruptionBudgets)
+	slimmed.PersistentVolumes, slimmed.PersistentVolumeClaims = cacheAll(t, pvs, full.PersistentVolumes), cacheAll(t, pvcs, full.PersistentVolumeClaims)
+	slimmed.ReplicaSets, slimmed.Deployments, slimmed.StatefulSets = cacheAll(t, rs, full.ReplicaSets), cacheAll(t, deps, full.Deployments), cacheAll(t, sts, full.StatefulSets)
+	slimmed.DaemonSets, slimmed.Jobs, slimmed.CronJobs = cacheAll(t, dss, full.DaemonSets), cacheAll(t, jobs, full.Jobs), cacheAll(t, cjs, full.CronJobs)
 
 	for _, node := range full.Nodes {
 		t.Run(node.Name, func(t *testing.T) {
@@ -202,6 +169,30 @@ func sorted[T any, PT interface {
 		ptrs[i] = &objs[i]
 	}
 	return values(ptrs)
+}
+
+// cacheAll adds objs to a cache as the informers do (slim), and returns
+// them as the cache holds them.
+func cacheAll[T any, PT interface {
+	*T
+	runtime.Object
+}](t *testing.T, idx cache.Indexer, objs []T) []T {
+	t.Helper()
+	out := make([]T, len(objs))
+	for i := range objs {
+		small, err := slim(PT(&objs[i]).DeepCopyObject())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := idx.Add(small); err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := small.(*cachedPod); ok {
+			small = p.pod()
+		}
+		out[i] = *small.(PT)
+	}
+	return out
 }
 
 // add appends obj to the objects of its kind in s, if maintd caches that
