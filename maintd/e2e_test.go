@@ -538,12 +538,16 @@ func TestEventStorm(t *testing.T) {
 	}
 }
 
-// TestRestart kills maintd with SIGKILL at every step it reaches and starts
-// it again: the plan completes, no pod gets two accepted evictions, the
-// start and the deadline never move. A finalizer holds one pod, so the wait
-// for its exit lasts.
+// TestRestart kills maintd with SIGKILL at every step the test sees it reach
+// and starts it again: the plan completes, no pod gets two accepted
+// evictions, the start and the deadline never move. A finalizer holds one
+// pod, so the wait for its exit lasts until maintd was killed in it; the
+// plan stays Drained until it was killed there too. Which other steps a
+// kill lands on depends on how fast maintd passes them.
 func TestRestart(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	// Some kill points leave the plan cooling down for maxCooldown (60 s)
+	// before it resumes, up to twice; under -race that has taken 3 minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	e := newEnv(t, ctx, 2, "maintd-drain.yaml")
 	waitReady(t, ctx, e, 4)
@@ -563,7 +567,7 @@ func TestRestart(t *testing.T) {
 	p := e.plan(t, ctx, "restart", api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns)})
 	seen := map[string]bool{}
 	var started *metav1.Time
-	kills := 0
+	var killedAt []string
 	released := false
 	for {
 		cur := e.wait(t, ctx, p.Name, "a new step", func(q *api.MaintenancePlan) bool {
@@ -590,7 +594,7 @@ func TestRestart(t *testing.T) {
 			t.Fatalf("plan stopped at %s: %s", step, cur.Status.Message)
 		}
 		m.kill()
-		kills++
+		killedAt = append(killedAt, step)
 		m = e.startMaintd(t, "")
 		if step == "Draining/waiting-for-pod-exit" && !released {
 			// Let the held pod go once maintd waited for it across a restart.
@@ -602,8 +606,11 @@ func TestRestart(t *testing.T) {
 			e.release(t, ctx, p.Name)
 		}
 	}
-	if kills < 6 {
-		t.Errorf("only %d restarts: steps seen %v", kills, sortedSteps(seen))
+	t.Logf("killed at %v", killedAt)
+	for _, step := range []string{"Draining/waiting-for-pod-exit", "Drained/drained"} {
+		if !slices.Contains(killedAt, step) {
+			t.Errorf("maintd was not killed at %s: killed at %v", step, killedAt)
+		}
 	}
 	for _, step := range []string{"Cordoning/cordon-submitted", "Draining/eviction-requested", "Drained/drained", "Uncordoning/uncordon-submitted"} {
 		if !seen[step] {
