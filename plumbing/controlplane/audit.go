@@ -44,6 +44,9 @@ type AuditEvent struct {
 	// meant for), from the request body the policy records for
 	// pods/eviction.
 	UID string `json:"uid,omitempty"`
+	// Disconnected: the client went away before the API server had read
+	// the request (a process killed while sending): nothing was done.
+	Disconnected bool `json:"disconnected,omitempty"`
 }
 
 // Audit is every request recorded so far, oldest first, except those of the
@@ -78,7 +81,8 @@ func ParseAudit(data []byte) ([]AuditEvent, error) {
 				Subresource string `json:"subresource"`
 			} `json:"objectRef"`
 			ResponseStatus *struct {
-				Code int `json:"code"`
+				Code    int    `json:"code"`
+				Message string `json:"message"`
 			} `json:"responseStatus"`
 			RequestObject *struct {
 				DeleteOptions *struct {
@@ -98,6 +102,7 @@ func ParseAudit(data []byte) ([]AuditEvent, error) {
 		}
 		if e.ResponseStatus != nil {
 			ev.Code = e.ResponseStatus.Code
+			ev.Disconnected = e.RequestObject == nil && e.ResponseStatus.Message == "client disconnected"
 		}
 		ev.DryRun = bytes.Contains([]byte(e.RequestURI), []byte("dryRun=All"))
 		if r := e.RequestObject; r != nil && r.DeleteOptions != nil {
