@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -440,6 +442,36 @@ func TestEvictionForbidden(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d eviction requests, want 1 (then wait maxCooldown)", n)
 	}
+}
+
+// TestStopBeforeSync: SIGTERM while the caches cannot sync (a role that
+// may read plans but no pod, node or workload) is a clean stop: exit 0,
+// said in the log.
+func TestStopBeforeSync(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, 1)
+	role, err := cp.ApplyClusterRole(ctx, "deploy/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plansOnly := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "maintd-plans-only-" + e.ns}}
+	for _, r := range role.Rules {
+		if slices.Contains(r.APIGroups, api.SchemeGroupVersion.Group) {
+			plansOnly.Rules = append(plansOnly.Rules, r)
+		}
+	}
+	if _, err := e.admin.RbacV1().ClusterRoles().Create(ctx, plansOnly, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := cp.BindServiceAccount(ctx, e.ns, "maintd", plansOnly.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := e.startMaintd(t, kc)
+	m.waitLog(t, ctx, regexp.MustCompile(`msg="waiting for the caches"`))
+	m.stop(t)
+	m.waitLog(t, ctx, regexp.MustCompile(`msg="stopped before the caches synced"`))
 }
 
 // TestDryRun: a dry run writes nothing to nodes or pods and reports the

@@ -23,16 +23,22 @@ var servingAt = regexp.MustCompile(`msg="serving /metrics, /healthz, /readyz" ad
 // address is where m serves /metrics (it binds port 0 and logs the port).
 func (m *maintd) address(t *testing.T, ctx context.Context) string {
 	t.Helper()
+	return m.waitLog(t, ctx, servingAt)[1]
+}
+
+// waitLog polls m's log until re matches it, and returns the match.
+func (m *maintd) waitLog(t *testing.T, ctx context.Context, re *regexp.Regexp) []string {
+	t.Helper()
 	for {
 		m.mu.Lock()
-		found := servingAt.FindStringSubmatch(m.log.String())
+		found := re.FindStringSubmatch(m.log.String())
 		m.mu.Unlock()
 		if found != nil {
-			return found[1]
+			return found
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("maintd never logged its metrics address")
+			t.Fatalf("maintd never logged %s", re)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

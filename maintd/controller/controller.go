@@ -7,7 +7,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -291,7 +290,10 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 	c.cfg.Log.Info("waiting for the caches")
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return errors.New("the informer caches did not sync")
+		// It gives up only when ctx ends: a stop before the caches synced
+		// is a clean stop, nothing was done.
+		c.cfg.Log.Info("stopped before the caches synced")
+		return nil
 	}
 	c.synced.Store(true)
 	c.cfg.Log.Info("caches synced; reconciling", "workers", workers)
