@@ -403,26 +403,9 @@ func TestEvictionForbidden(t *testing.T) {
 	defer cancel()
 	e := newEnv(t, ctx, 2, "maintd-drain.yaml")
 	waitReady(t, ctx, e, 4)
-	role, err := cp.ApplyClusterRole(ctx, "deploy/rbac.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	limited := role.DeepCopy()
-	limited.ObjectMeta = metav1.ObjectMeta{Name: "maintd-no-evict-" + e.ns}
-	limited.Rules = nil
-	for _, r := range role.Rules {
-		if len(r.Resources) == 1 && r.Resources[0] == "pods/eviction" {
-			continue
-		}
-		limited.Rules = append(limited.Rules, r)
-	}
-	if _, err := e.admin.RbacV1().ClusterRoles().Create(ctx, limited, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	kc, err := cp.BindServiceAccount(ctx, e.ns, "maintd", limited.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kc := e.limitedRole(t, ctx, "no-evict", func(r rbacv1.PolicyRule) bool {
+		return len(r.Resources) != 1 || r.Resources[0] != "pods/eviction"
+	})
 	e.startMaintd(t, kc)
 	p := e.plan(t, ctx, "plan", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, MaxCooldown: &metav1.Duration{Duration: time.Minute}})
 	got := e.waitPhase(t, ctx, p.Name, api.Blocked, api.EvictionForbidden)
@@ -444,6 +427,31 @@ func TestEvictionForbidden(t *testing.T) {
 	}
 }
 
+// limitedRole binds a ServiceAccount of e's namespace to a ClusterRole with
+// the rules of the shipped one that keep selects, and returns its
+// kubeconfig.
+func (e env) limitedRole(t *testing.T, ctx context.Context, name string, keep func(rbacv1.PolicyRule) bool) string {
+	t.Helper()
+	role, err := cp.ApplyClusterRole(ctx, "deploy/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "maintd-" + name + "-" + e.ns}}
+	for _, r := range role.Rules {
+		if keep(r) {
+			limited.Rules = append(limited.Rules, r)
+		}
+	}
+	if _, err := e.admin.RbacV1().ClusterRoles().Create(ctx, limited, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := cp.BindServiceAccount(ctx, e.ns, "maintd", limited.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc
+}
+
 // TestStopBeforeSync: SIGTERM while the caches cannot sync (a role that
 // may read plans but no pod, node or workload) is a clean stop: exit 0,
 // said in the log.
@@ -451,23 +459,9 @@ func TestStopBeforeSync(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	e := newEnv(t, ctx, 1)
-	role, err := cp.ApplyClusterRole(ctx, "deploy/rbac.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	plansOnly := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "maintd-plans-only-" + e.ns}}
-	for _, r := range role.Rules {
-		if slices.Contains(r.APIGroups, api.SchemeGroupVersion.Group) {
-			plansOnly.Rules = append(plansOnly.Rules, r)
-		}
-	}
-	if _, err := e.admin.RbacV1().ClusterRoles().Create(ctx, plansOnly, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	kc, err := cp.BindServiceAccount(ctx, e.ns, "maintd", plansOnly.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kc := e.limitedRole(t, ctx, "plans-only", func(r rbacv1.PolicyRule) bool {
+		return slices.Contains(r.APIGroups, api.SchemeGroupVersion.Group)
+	})
 	m := e.startMaintd(t, kc)
 	m.waitLog(t, ctx, regexp.MustCompile(`msg="waiting for the caches"`))
 	m.stop(t)
