@@ -480,6 +480,22 @@ func TestDecide(t *testing.T) {
 			},
 			want: want{phase: api.Draining, reason: api.EvictionRequested, action: Evict, targets: []string{"shop/web-1"}},
 		},
+		"requested before a restart, pod untouched: the cooldown its decision predicted goes with it": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.EvictionRequested)
+				w.active("web-1", "pod-1", Requested, "10")
+				w.cooldown("shop/web", api.BudgetExhausted, t0.Add(DefaultMaxCooldown), "10")
+			},
+			want: want{phase: api.Draining, reason: api.EvictionRequested, action: Evict, targets: []string{"shop/web-1"}},
+		},
+		"requested before a restart, pod untouched: a cooldown from a later answer stays": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.EvictionRequested)
+				w.active("web-1", "pod-1", Requested, "10")
+				w.cooldown("shop/web", api.BudgetExhausted, t0.Add(10*time.Second+DefaultMaxCooldown), "10")
+			},
+			want: want{phase: api.CoolingDown, reason: api.BudgetExhausted},
+		},
 		"unknown answer, within the timeout: wait": {
 			setup: func(w *world) {
 				w.started(api.Draining, api.EvictionRequested)

@@ -179,6 +179,8 @@ func cmpReason(have, next api.Reason) api.Reason {
 func (d *decider) settle() (waiting []string) {
 	ep := d.st.EvictionProgress
 	kept := ep.ActivePods[:0]
+	var dropped []api.ActivePod
+	defer func() { d.forget(dropped) }()
 	for _, a := range ep.ActivePods {
 		pod, present := d.f.Pods[a.UID]
 		switch {
@@ -206,12 +208,30 @@ func (d *decider) settle() (waiting []string) {
 				waiting = append(waiting, a.Namespace+"/"+a.Name)
 				break
 			}
+			dropped = append(dropped, a)
 			continue
 		}
 		kept = append(kept, a)
 	}
 	ep.ActivePods = kept
 	return waiting
+}
+
+// forget drops the cooldowns that the decision of a dropped pick predicted
+// for the other pods of its PDB ("1 eviction not yet counted"): recorded
+// with the pick (same PDB version, maxCooldown after its requestedAt),
+// they wait for the pick's eviction to show, and it never went out. Left,
+// they would hold the drain for maxCooldown after a restart. A cooldown
+// from an answer (a 429) is recorded once the answers are in, and stays.
+func (d *decider) forget(dropped []api.ActivePod) {
+	ep := d.st.EvictionProgress
+	for _, a := range dropped {
+		until := metav1.NewTime(a.RequestedAt.Add(d.spec.MaxCooldown))
+		ep.Cooldowns = slices.DeleteFunc(ep.Cooldowns, func(c api.Cooldown) bool {
+			return c.PDB == a.Namespace+"/"+a.PDB && c.Reason == api.BudgetExhausted &&
+				c.ResourceVersion == a.PDBResourceVersion && c.NextActionAt.Equal(&until)
+		})
+	}
 }
 
 // reflected reports whether the governing PDB's status shows the eviction:
