@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -698,22 +699,8 @@ func (b *bench) maintd(ctx context.Context, sc *scenario) run {
 	}
 	defer stop()
 	// Its caches synced: /readyz.
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-done:
-			exited = true
-			return false, fmt.Errorf("maintd exited: %v", err)
-		default:
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
+	if err := waitReadyz(ctx, addr, time.Minute, done); err != nil {
+		exited = errors.Is(err, errExited)
 		log, _ := os.ReadFile(logPath)
 		t.Fatalf("maintd not ready: %v\n%s", err, log)
 	}
@@ -822,4 +809,29 @@ wait:
 		}
 	}
 	return r
+}
+
+// errExited: maintd exited before it was ready.
+var errExited = errors.New("maintd exited")
+
+// waitReadyz polls maintd's /readyz at addr until it answers 200 (its
+// caches synced), for at most limit. done delivers maintd's exit: an exit
+// first is errExited, and the exit is put back on done.
+func waitReadyz(ctx context.Context, addr string, limit time.Duration, done chan error) error {
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, limit, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			done <- err
+			return false, fmt.Errorf("%w: %v", errExited, err)
+		default:
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
 }

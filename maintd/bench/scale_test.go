@@ -5,8 +5,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,23 +330,7 @@ func startScaleMaintd(t *testing.T, ctx context.Context, b *bench, kubeconfig st
 	}
 	go func() { m.done <- m.cmd.Wait() }()
 	go m.sample()
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-m.done:
-			m.done <- err
-			return false, fmt.Errorf("maintd exited: %v", err)
-		default:
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, nil
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
+	if err := waitReadyz(ctx, addr, 2*time.Minute, m.done); err != nil {
 		t.Fatalf("maintd not ready: %v (log %s)", err, m.log)
 	}
 	return m

@@ -143,29 +143,25 @@ func New(cfg Config) *Controller {
 		byNode:               func(o any) ([]string, error) { return []string{o.(*cachedPod).NodeName}, nil },
 	})
 	pdbInformer := informer(c, cl.Policy.PodDisruptionBudgets(""), &policyv1.PodDisruptionBudget{}, byNamespace)
-	// The owners and volumes the analysis reads: a change to one wakes the
-	// live plans on their add and delete (their updates are status churn).
-	owners := []cache.SharedIndexInformer{
-		informer(c, cl.Apps.ReplicaSets(""), &appsv1.ReplicaSet{}, byNamespace),
-		informer(c, cl.Apps.Deployments(""), &appsv1.Deployment{}, byNamespace),
-		informer(c, cl.Apps.StatefulSets(""), &appsv1.StatefulSet{}, byNamespace),
-		informer(c, cl.Apps.DaemonSets(""), &appsv1.DaemonSet{}, byNamespace),
-		informer(c, cl.Batch.Jobs(""), &batchv1.Job{}, byNamespace),
-		informer(c, cl.Batch.CronJobs(""), &batchv1.CronJob{}, byNamespace),
-		informer(c, cl.Core.PersistentVolumes(), &corev1.PersistentVolume{}, cache.Indexers{}),
-		informer(c, cl.Core.PersistentVolumeClaims(""), &corev1.PersistentVolumeClaim{}, byNamespace),
-	}
+	rsInformer := informer(c, cl.Apps.ReplicaSets(""), &appsv1.ReplicaSet{}, byNamespace)
+	depInformer := informer(c, cl.Apps.Deployments(""), &appsv1.Deployment{}, byNamespace)
+	stsInformer := informer(c, cl.Apps.StatefulSets(""), &appsv1.StatefulSet{}, byNamespace)
+	dsInformer := informer(c, cl.Apps.DaemonSets(""), &appsv1.DaemonSet{}, byNamespace)
+	jobInformer := informer(c, cl.Batch.Jobs(""), &batchv1.Job{}, byNamespace)
+	cronInformer := informer(c, cl.Batch.CronJobs(""), &batchv1.CronJob{}, byNamespace)
+	pvInformer := informer(c, cl.Core.PersistentVolumes(), &corev1.PersistentVolume{}, cache.Indexers{})
+	pvcInformer := informer(c, cl.Core.PersistentVolumeClaims(""), &corev1.PersistentVolumeClaim{}, byNamespace)
 	c.nodes = corelisters.NewNodeLister(nodeInformer.GetIndexer())
 	c.pods = podCache{podInformer.GetIndexer()}
 	c.pdbs = policylisters.NewPodDisruptionBudgetLister(pdbInformer.GetIndexer())
-	c.replicaSets = appslisters.NewReplicaSetLister(owners[0].GetIndexer())
-	c.deployments = appslisters.NewDeploymentLister(owners[1].GetIndexer())
-	c.statefulSets = appslisters.NewStatefulSetLister(owners[2].GetIndexer())
-	c.daemonSets = appslisters.NewDaemonSetLister(owners[3].GetIndexer())
-	c.jobs = batchlisters.NewJobLister(owners[4].GetIndexer())
-	c.cronJobs = batchlisters.NewCronJobLister(owners[5].GetIndexer())
-	c.pvs = corelisters.NewPersistentVolumeLister(owners[6].GetIndexer())
-	c.pvcs = corelisters.NewPersistentVolumeClaimLister(owners[7].GetIndexer())
+	c.replicaSets = appslisters.NewReplicaSetLister(rsInformer.GetIndexer())
+	c.deployments = appslisters.NewDeploymentLister(depInformer.GetIndexer())
+	c.statefulSets = appslisters.NewStatefulSetLister(stsInformer.GetIndexer())
+	c.daemonSets = appslisters.NewDaemonSetLister(dsInformer.GetIndexer())
+	c.jobs = batchlisters.NewJobLister(jobInformer.GetIndexer())
+	c.cronJobs = batchlisters.NewCronJobLister(cronInformer.GetIndexer())
+	c.pvs = corelisters.NewPersistentVolumeLister(pvInformer.GetIndexer())
+	c.pvcs = corelisters.NewPersistentVolumeClaimLister(pvcInformer.GetIndexer())
 
 	c.planInformer = cache.NewSharedIndexInformer(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -212,7 +208,9 @@ func New(cfg Config) *Controller {
 	})
 	live := func(any) { c.enqueueLive() }
 	handle(pdbInformer, live)
-	for _, i := range owners {
+	// The owners and volumes the analysis reads: a change to one wakes the
+	// live plans on their add and delete (their updates are status churn).
+	for _, i := range []cache.SharedIndexInformer{rsInformer, depInformer, stsInformer, dsInformer, jobInformer, cronInformer, pvInformer, pvcInformer} {
 		_, err := i.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: live, DeleteFunc: live})
 		utilruntime.Must(err)
 	}

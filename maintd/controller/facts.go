@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -344,26 +346,17 @@ func values[T any, PT interface {
 	*T
 	metav1.Object
 }](objs []PT) []T {
-	slices.SortFunc(objs, func(a, b PT) int {
-		if a.GetNamespace() != b.GetNamespace() {
-			if a.GetNamespace() < b.GetNamespace() {
-				return -1
-			}
-			return 1
-		}
-		if a.GetName() < b.GetName() {
-			return -1
-		}
-		if a.GetName() > b.GetName() {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(objs, byKey[PT])
 	out := make([]T, len(objs))
 	for i, o := range objs {
 		out[i] = *o
 	}
 	return out
+}
+
+// byKey orders objects by namespace, then name.
+func byKey[O metav1.Object](a, b O) int {
+	return cmp.Or(strings.Compare(a.GetNamespace(), b.GetNamespace()), strings.Compare(a.GetName(), b.GetName()))
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,22 +69,12 @@ func (c *cachedPod) pod() *corev1.Pod {
 
 // podValues are the pods, in name order, as a snapshot holds them.
 func podValues(pods []*cachedPod) []corev1.Pod {
-	sorted := slices.SortedFunc(slices.Values(pods), func(a, b *cachedPod) int {
-		return cmpKeys(a.Namespace, a.Name, b.Namespace, b.Name)
-	})
+	sorted := slices.SortedFunc(slices.Values(pods), byKey[*cachedPod])
 	out := make([]corev1.Pod, len(sorted))
 	for i, p := range sorted {
 		p.into(&out[i])
 	}
 	return out
-}
-
-// cmpKeys orders objects by namespace, then name.
-func cmpKeys(ns1, name1, ns2, name2 string) int {
-	if c := strings.Compare(ns1, ns2); c != 0 {
-		return c
-	}
-	return strings.Compare(name1, name2)
 }
 
 // podCache reads the pod cache.
