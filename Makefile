@@ -16,6 +16,15 @@ MODULES       = $(shell go list -m -f '{{.Dir}}')
 STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN := $(CACHE)/tools/controller-gen-$(CONTROLLER_GEN_VERSION)
+# k8s.io/code-generator as pinned in maintd/tools/go.mod (keep the two equal):
+# client-gen, lister-gen and informer-gen, built into CODE_GEN.
+CODE_GENERATOR_VERSION := v0.37.2
+CODE_GEN     := $(CACHE)/tools/code-generator-$(CODE_GENERATOR_VERSION)
+# The generated MaintenancePlan client (typed client and its fake, lister,
+# informer): maintd/client is entirely generated, and made anew each time.
+CLIENT_PKG   := github.com/sentinel-go/sentinel/maintd/client
+API_PKG      := github.com/sentinel-go/sentinel/maintd/api/v1alpha1
+BOILERPLATE  := tools/boilerplate.go.txt
 # make test fuzzes each target for TEST_FUZZTIME, make fuzz for FUZZTIME;
 # FUZZPARALLEL is go test's -parallel for the fuzzers: workers per target
 # (1 keeps a shared machine usable; $$(nproc) is Go's default);
@@ -47,17 +56,31 @@ deps: ## install the Debian packages the tests need (prometheus, wrk)
 	@.ci/deps.sh
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## the MaintenancePlan CRD and deep-copy code from maintd's API types (pinned controller-gen)
+generate: $(CONTROLLER_GEN) $(CODE_GEN)/client-gen $(CODE_GEN)/lister-gen $(CODE_GEN)/informer-gen ## the MaintenancePlan CRD, deep-copy code, client, lister and informer from maintd's API types (pinned generators)
 	@cd maintd && $(CONTROLLER_GEN) object paths=./api/... && \
 		$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/... output:crd:stdout > deploy/crd.yaml
+	@cd maintd && rm -rf client && \
+		$(CODE_GEN)/client-gen --go-header-file $(BOILERPLATE) --clientset-name versioned \
+			--input-base github.com/sentinel-go/sentinel/maintd --input api/v1alpha1 \
+			--output-dir client/clientset --output-pkg $(CLIENT_PKG)/clientset && \
+		$(CODE_GEN)/lister-gen --go-header-file $(BOILERPLATE) \
+			--output-dir client/listers --output-pkg $(CLIENT_PKG)/listers $(API_PKG) && \
+		$(CODE_GEN)/informer-gen --go-header-file $(BOILERPLATE) --single-directory \
+			--versioned-clientset-package $(CLIENT_PKG)/clientset/versioned --listers-package $(CLIENT_PKG)/listers \
+			--output-dir client/informers --output-pkg $(CLIENT_PKG)/informers $(API_PKG)
 
 .PHONY: check-generated
 check-generated: generate ## fail when a generated file differs from what is committed
-	@git diff --exit-code -- maintd/deploy/crd.yaml maintd/api || { echo "generated files are stale: run make generate and commit" >&2; exit 1; }
+	@git diff --exit-code -- maintd/deploy/crd.yaml maintd/api maintd/client || { echo "generated files are stale: run make generate and commit" >&2; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- maintd/client); if [[ -n "$$untracked" ]]; then echo "generated files are not committed: $$untracked" >&2; exit 1; fi
 
 $(CONTROLLER_GEN):
 	@mkdir -p $(dir $@)
 	@cd maintd/tools && GOWORK=off CGO_ENABLED=0 go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(CODE_GEN)/%:
+	@mkdir -p $(dir $@)
+	@cd maintd/tools && GOWORK=off CGO_ENABLED=0 go build -o $@ k8s.io/code-generator/cmd/$*
 
 .PHONY: test
 test: deps kube-bins build check-generated ## unit, golden, control-plane e2e (-race), fuzz (bounded), demo

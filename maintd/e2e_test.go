@@ -148,12 +148,12 @@ func (e env) release(t *testing.T, ctx context.Context, name string) {
 func (e env) edit(t *testing.T, ctx context.Context, name string, f func(*api.MaintenancePlan)) {
 	t.Helper()
 	for range 10 {
-		p, err := e.plans.Get(ctx, name)
+		p, err := e.plans.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		f(p)
-		if _, err = e.plans.Update(ctx, p); err == nil {
+		if _, err = e.plans.Update(ctx, p, metav1.UpdateOptions{}); err == nil {
 			return
 		}
 	}
@@ -179,7 +179,7 @@ func TestFinalizer(t *testing.T) {
 		t.Errorf("message %q does not name the other owner", blocked.Status.Message)
 	}
 	for _, name := range []string{ours.Name, theirs.Name} {
-		if err := e.plans.Delete(ctx, name); err != nil {
+		if err := e.plans.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		e.waitGone(t, ctx, name)

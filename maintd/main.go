@@ -28,6 +28,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	"github.com/sentinel-go/sentinel/k8s-evict/evict/evictrest"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/controller"
 	"github.com/sentinel-go/sentinel/maintd/metrics"
 	"github.com/sentinel-go/sentinel/plumbing/command"
@@ -125,10 +126,6 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	plans, err := controller.NewPlans(cfg)
-	if err != nil {
-		return err
-	}
 	poster, err := newPoster(cfg)
 	if err != nil {
 		return err
@@ -140,7 +137,7 @@ func run(c *cli.Context) error {
 	}
 	defer stopEvents()
 	ctrl = controller.New(controller.Config{
-		Clients: client.Clients, Plans: plans, Poster: poster, Selector: sel,
+		Clients: client.Clients, Plans: client.plans.MaintenancePlans(), Poster: poster, Selector: sel,
 		MaxNodes: c.Int("max-nodes-in-maintenance"), Log: log, Events: recorder,
 		Metrics: m, QueueMetrics: metrics.NewWorkqueue(reg),
 	})
@@ -181,6 +178,10 @@ type clients struct {
 	controller.Clients
 	leases coordinationv1client.CoordinationV1Interface
 	events eventsv1client.EventsV1Interface
+	// plans is the generated client of maintd's own group alone (not its
+	// clientset, which adds a discovery client), in JSON: a custom
+	// resource has no protobuf.
+	plans maintenancev1alpha1.MaintenanceV1alpha1Interface
 }
 
 func newClients(cfg *rest.Config) (*clients, error) {
@@ -189,13 +190,14 @@ func newClients(cfg *rest.Config) (*clients, error) {
 		return nil, err
 	}
 	c := &clients{}
-	var errs [6]error
+	var errs [7]error
 	c.Core, errs[0] = corev1client.NewForConfigAndClient(cfg, hc)
 	c.Apps, errs[1] = appsv1client.NewForConfigAndClient(cfg, hc)
 	c.Batch, errs[2] = batchv1client.NewForConfigAndClient(cfg, hc)
 	c.Policy, errs[3] = policyv1client.NewForConfigAndClient(cfg, hc)
 	c.leases, errs[4] = coordinationv1client.NewForConfigAndClient(cfg, hc)
 	c.events, errs[5] = eventsv1client.NewForConfigAndClient(cfg, hc)
+	c.plans, errs[6] = maintenancev1alpha1.NewForConfigAndClient(kubeclient.JSON(cfg), hc)
 	return c, errors.Join(errs[:]...)
 }
 

@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
-	"github.com/sentinel-go/sentinel/maintd/controller"
+	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
 	"github.com/sentinel-go/sentinel/plumbing/scripttest"
@@ -54,7 +54,7 @@ type env struct {
 	// maintd's selector (default: ns).
 	label string
 	admin kubernetes.Interface
-	plans *controller.Plans
+	plans maintenancev1alpha1.MaintenancePlanInterface
 }
 
 func (e env) node(i int) string { return fmt.Sprintf("%s-%d", e.pool, i) }
@@ -70,11 +70,11 @@ func newEnv(t *testing.T, ctx context.Context, nodes int, scenarios ...string) e
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, err := controller.NewPlans(cp.Config(controlplane.Admin))
+	mc, err := maintenancev1alpha1.NewForConfig(cp.Config(controlplane.Admin))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := env{ns: ns, pool: ns, label: ns, admin: cp.Clientset(controlplane.Admin), plans: plans}
+	e := env{ns: ns, pool: ns, label: ns, admin: cp.Clientset(controlplane.Admin), plans: mc.MaintenancePlans()}
 	var names []string
 	for i := 1; i <= nodes; i++ {
 		names = append(names, e.node(i))
@@ -107,14 +107,14 @@ func (e env) apply(t *testing.T, ctx context.Context, scenario string, vars map[
 func (e env) plan(t *testing.T, ctx context.Context, name string, spec api.MaintenancePlanSpec) *api.MaintenancePlan {
 	t.Helper()
 	p := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-" + name, Labels: map[string]string{"test": e.label}}, Spec: spec}
-	out, err := e.plans.Create(ctx, p)
+	out, err := e.plans.Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create plan %s: %v", p.Name, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = e.plans.Delete(ctx, out.Name)
+		_ = e.plans.Delete(ctx, out.Name, metav1.DeleteOptions{})
 	})
 	return out
 }
@@ -125,7 +125,7 @@ func (e env) wait(t *testing.T, ctx context.Context, name, what string, ok func(
 	t.Helper()
 	var last *api.MaintenancePlan
 	for {
-		p, err := e.plans.Get(ctx, name)
+		p, err := e.plans.Get(ctx, name, metav1.GetOptions{})
 		if err == nil {
 			last = p
 			if ok(p) {
@@ -154,7 +154,7 @@ func (e env) waitPhase(t *testing.T, ctx context.Context, name string, phase api
 func (e env) waitGone(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	for {
-		_, err := e.plans.Get(ctx, name)
+		_, err := e.plans.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return
 		}

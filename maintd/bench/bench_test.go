@@ -38,7 +38,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
-	"github.com/sentinel-go/sentinel/maintd/controller"
+	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
 )
 
@@ -101,7 +101,7 @@ func loadavg() string {
 type bench struct {
 	t         *testing.T
 	admin     kubernetes.Interface
-	plans     *controller.Plans
+	plans     maintenancev1alpha1.MaintenancePlanInterface
 	bin       string
 	kubectl   string
 	home      string // kubectl's HOME (discovery cache)
@@ -229,10 +229,11 @@ func newBench(t *testing.T, ctx context.Context, binaries ...string) *bench {
 			t.Fatal(err)
 		}
 	}
-	var err error
-	if b.plans, err = controller.NewPlans(cp.Config(controlplane.Admin)); err != nil {
+	mc, err := maintenancev1alpha1.NewForConfig(cp.Config(controlplane.Admin))
+	if err != nil {
 		t.Fatal(err)
 	}
+	b.plans = mc.MaintenancePlans()
 	if out, err := b.command(ctx, b.kubectl, "get", "nodes").CombinedOutput(); err != nil {
 		t.Fatalf("kubectl get nodes: %v\n%s", err, out)
 	}
@@ -717,7 +718,7 @@ func (b *bench) maintd(ctx context.Context, sc *scenario) run {
 		Spec:       api.MaintenancePlanSpec{NodeName: sc.target(), AllowAllWorkloads: true, Reason: "benchmark"},
 	}
 	start := time.Now()
-	if _, err := b.plans.Create(ctx, plan); err != nil {
+	if _, err := b.plans.Create(ctx, plan, metav1.CreateOptions{}); err != nil {
 		w.Stop()
 		t.Fatal(err)
 	}
@@ -755,7 +756,7 @@ wait:
 		}
 	}
 	w.Stop()
-	if cur, err := b.plans.Get(ctx, name); err == nil {
+	if cur, err := b.plans.Get(ctx, name, metav1.GetOptions{}); err == nil {
 		last = cur
 	}
 	if last != nil {
@@ -790,11 +791,11 @@ wait:
 			sc.target(), strings.Join(r.other, "; "), r.evictions, r.rejected, hist, logPath, log)
 	}
 	// Delete the plan while maintd runs: its finalizer lifts the cordon.
-	if err := b.plans.Delete(ctx, name); err != nil && !apierrors.IsNotFound(err) {
+	if err := b.plans.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := b.plans.Get(ctx, name)
+		_, err := b.plans.Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
 	if err != nil {
@@ -803,9 +804,9 @@ wait:
 	stop()
 	if err != nil {
 		// Let it go, so that it holds no slot in the next runs.
-		if p, gerr := b.plans.Get(ctx, name); gerr == nil {
+		if p, gerr := b.plans.Get(ctx, name, metav1.GetOptions{}); gerr == nil {
 			p.Finalizers = nil
-			_, _ = b.plans.Update(ctx, p)
+			_, _ = b.plans.Update(ctx, p, metav1.UpdateOptions{})
 		}
 	}
 	return r

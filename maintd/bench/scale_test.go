@@ -487,7 +487,7 @@ func (b *bench) planDrain(ctx context.Context, node string) time.Duration {
 	plan := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{runLabel: "scale"}},
 		Spec: api.MaintenancePlanSpec{NodeName: node, AllowAllWorkloads: true, Reason: "benchmark"}}
 	start := time.Now()
-	if _, err := b.plans.Create(ctx, plan); err != nil {
+	if _, err := b.plans.Create(ctx, plan, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	timeout := time.After(maxDrain)
@@ -520,12 +520,12 @@ func (b *bench) release(ctx context.Context, name string) {
 	t := b.t
 	t.Helper()
 	for range 10 {
-		p, err := b.plans.Get(ctx, name)
+		p, err := b.plans.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.Spec.Release = true
-		if _, err = b.plans.Update(ctx, p); err == nil {
+		if _, err = b.plans.Update(ctx, p, metav1.UpdateOptions{}); err == nil {
 			return
 		} else if !apierrors.IsConflict(err) {
 			t.Fatal(err)
@@ -540,7 +540,7 @@ func (b *bench) waitCompleted(ctx context.Context, names ...string) {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		for _, name := range names {
-			p, err := b.plans.Get(ctx, name)
+			p, err := b.plans.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
 			}
@@ -586,7 +586,7 @@ func (b *bench) manyPlans(ctx context.Context, nodes []string) {
 		names = append(names, name)
 		plan := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{runLabel: "scale"}},
 			Spec: api.MaintenancePlanSpec{NodeName: n, AllowAllWorkloads: true, Reason: "benchmark"}}
-		if _, err := b.plans.Create(ctx, plan); err != nil {
+		if _, err := b.plans.Create(ctx, plan, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

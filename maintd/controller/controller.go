@@ -40,6 +40,9 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
+	planinformers "github.com/sentinel-go/sentinel/maintd/client/informers/api/v1alpha1"
+	planlisters "github.com/sentinel-go/sentinel/maintd/client/listers/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
 	"github.com/sentinel-go/sentinel/maintd/metrics"
 )
@@ -62,7 +65,11 @@ type Clients struct {
 // Config is what a Controller needs.
 type Config struct {
 	Clients Clients
-	Plans   *Plans
+	// Plans is the MaintenancePlan client (generated: maintd/client). The
+	// plan informer lists and watches through it too, with streamed lists
+	// unless it has IsWatchListSemanticsUnSupported() returning true, as
+	// the fake Clientset has and its typed clients have not.
+	Plans maintenancev1alpha1.MaintenancePlanInterface
 	// Poster sends evictions (one call each, no hidden retries).
 	Poster evict.Poster
 	// Selector selects the plans this maintd runs (empty: all).
@@ -87,7 +94,7 @@ type Controller struct {
 
 	informers    []cache.SharedIndexInformer // of the built-in kinds
 	planInformer cache.SharedIndexInformer
-	plans        planLister
+	plans        planlisters.MaintenancePlanLister
 	nodes        corelisters.NodeLister
 	pods         podCache
 	pvs          corelisters.PersistentVolumeLister
@@ -163,19 +170,12 @@ func New(cfg Config) *Controller {
 	c.pvs = corelisters.NewPersistentVolumeLister(pvInformer.GetIndexer())
 	c.pvcs = corelisters.NewPersistentVolumeClaimLister(pvcInformer.GetIndexer())
 
-	c.planInformer = cache.NewSharedIndexInformer(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = cfg.Selector.String()
-			return cfg.Plans.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = cfg.Selector.String()
-			return cfg.Plans.Watch(ctx, o)
-		},
-	}, &api.MaintenancePlan{}, 0, cache.Indexers{byNode: func(o any) ([]string, error) {
-		return []string{o.(*api.MaintenancePlan).Spec.NodeName}, nil
-	}})
-	c.plans = planLister{c.planInformer.GetIndexer()}
+	c.planInformer = planinformers.NewFilteredMaintenancePlanInformer(planClientset{plans: cfg.Plans}, 0,
+		cache.Indexers{byNode: func(o any) ([]string, error) {
+			return []string{o.(*api.MaintenancePlan).Spec.NodeName}, nil
+		}},
+		func(o *metav1.ListOptions) { o.LabelSelector = cfg.Selector.String() })
+	c.plans = planlisters.NewMaintenancePlanLister(c.planInformer.GetIndexer())
 
 	handle := func(i cache.SharedIndexInformer, f func(obj any)) {
 		_, err := i.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -365,7 +365,7 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 	if !hasFinalizer(p) {
 		p.Finalizers = append(p.Finalizers, Finalizer)
 		rv := p.ResourceVersion
-		if p, err = c.cfg.Plans.Update(ctx, p); err != nil {
+		if p, err = c.cfg.Plans.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 			return 0, fmt.Errorf("add finalizer: %w", err)
 		}
 		c.wrote(p, rv)
@@ -417,7 +417,7 @@ func (c *Controller) persist(ctx context.Context, p *api.MaintenancePlan, st api
 	before := p.Status
 	p = p.DeepCopy()
 	p.Status = st
-	out, err := c.cfg.Plans.UpdateStatus(ctx, p)
+	out, err := c.cfg.Plans.UpdateStatus(ctx, p, metav1.UpdateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("update status: %w", err)
 	}
@@ -571,33 +571,13 @@ func (c *Controller) finalize(ctx context.Context, p *api.MaintenancePlan) error
 		}
 	}
 	p.Finalizers = kept
-	if _, err := c.cfg.Plans.Update(ctx, p); err != nil && !apierrors.IsNotFound(err) {
+	if _, err := c.cfg.Plans.Update(ctx, p, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove finalizer: %w", err)
 	}
 	c.mu.Lock()
 	delete(c.claims, p.UID)
 	c.mu.Unlock()
 	return nil
-}
-
-// planLister reads plans from the informer's indexer.
-type planLister struct{ idx cache.Indexer }
-
-func (l planLister) Get(name string) (*api.MaintenancePlan, error) {
-	o, ok, err := l.idx.GetByKey(name)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, apierrors.NewNotFound(api.SchemeGroupVersion.WithResource(api.Resource).GroupResource(), name)
-	}
-	return o.(*api.MaintenancePlan), nil
-}
-
-func (l planLister) List(sel labels.Selector) ([]*api.MaintenancePlan, error) {
-	var out []*api.MaintenancePlan
-	err := cache.ListAll(l.idx, sel, func(o any) { out = append(out, o.(*api.MaintenancePlan)) })
-	return out, err
 }
 
 func isConflict(err error) bool { return apierrors.IsConflict(err) }

@@ -102,7 +102,7 @@ func (c *Controller) record(ctx context.Context, p *api.MaintenancePlan, apply f
 	for range 5 {
 		q := p.DeepCopy()
 		q.Status = apply(p.Status)
-		out, err := c.cfg.Plans.UpdateStatus(ctx, q)
+		out, err := c.cfg.Plans.UpdateStatus(ctx, q, metav1.UpdateOptions{})
 		if err == nil {
 			c.wrote(out, q.ResourceVersion)
 			c.changed(out, p.Status, q.Status)
@@ -111,7 +111,7 @@ func (c *Controller) record(ctx context.Context, p *api.MaintenancePlan, apply f
 		if !isConflict(err) {
 			return fmt.Errorf("record outcome: %w", err)
 		}
-		if p, err = c.cfg.Plans.Get(ctx, p.Name); err != nil {
+		if p, err = c.cfg.Plans.Get(ctx, p.Name, metav1.GetOptions{}); err != nil {
 			return fmt.Errorf("record outcome: re-read plan: %w", err)
 		}
 	}

@@ -1,76 +1,36 @@
 package controller
 
 import (
-	"context"
+	"k8s.io/client-go/util/watchlist"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/rest"
-
-	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
-	"github.com/sentinel-go/sentinel/plumbing/kubeclient"
+	"github.com/sentinel-go/sentinel/maintd/client/clientset/versioned"
+	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
 )
 
-// Plans is the MaintenancePlan client: the REST calls maintd makes on its
-// own resource, on a client that knows only this API group.
-type Plans struct {
-	rest  rest.Interface
-	param runtime.ParameterCodec
+// planClientset is the clientset the generated plan informer lists and
+// watches through: Config.Plans and nothing else. maintd makes the typed
+// client of its API group alone (the clientset would add a discovery
+// client), and a test or a simulation passes the fake's plans client.
+type planClientset struct {
+	versioned.Interface // nil: the informer calls MaintenanceV1alpha1 alone
+	plans               maintenancev1alpha1.MaintenancePlanInterface
 }
 
-// NewPlans is a Plans client for cfg.
-func NewPlans(cfg *rest.Config) (*Plans, error) {
-	c, param, err := kubeclient.For(kubeclient.JSON(cfg), nil, api.SchemeGroupVersion, api.AddToScheme)
-	if err != nil {
-		return nil, err
-	}
-	return &Plans{rest: c, param: param}, nil
+func (c planClientset) MaintenanceV1alpha1() maintenancev1alpha1.MaintenanceV1alpha1Interface {
+	return planGroup{plans: c.plans}
 }
 
-// List lists the plans.
-func (p *Plans) List(ctx context.Context, opts metav1.ListOptions) (*api.MaintenancePlanList, error) {
-	out := &api.MaintenancePlanList{}
-	err := p.rest.Get().Resource(api.Resource).VersionedParams(&opts, p.param).Do(ctx).Into(out)
-	return out, err
+// IsWatchListSemanticsUnSupported passes on what the plans client says of
+// streamed lists (watch-list requests): a fake that cannot serve them says
+// so, and the informer's reflector lists instead.
+func (c planClientset) IsWatchListSemanticsUnSupported() bool {
+	return watchlist.DoesClientNotSupportWatchListSemantics(c.plans)
 }
 
-// Watch watches the plans.
-func (p *Plans) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	opts.Watch = true
-	return p.rest.Get().Resource(api.Resource).VersionedParams(&opts, p.param).Watch(ctx)
+// planGroup is planClientset's group client: its plans client alone.
+type planGroup struct {
+	maintenancev1alpha1.MaintenanceV1alpha1Interface // nil: RESTClient is never called
+	plans                                            maintenancev1alpha1.MaintenancePlanInterface
 }
 
-// Get reads one plan.
-func (p *Plans) Get(ctx context.Context, name string) (*api.MaintenancePlan, error) {
-	out := &api.MaintenancePlan{}
-	err := p.rest.Get().Resource(api.Resource).Name(name).Do(ctx).Into(out)
-	return out, err
-}
-
-// Create creates a plan.
-func (p *Plans) Create(ctx context.Context, plan *api.MaintenancePlan) (*api.MaintenancePlan, error) {
-	out := &api.MaintenancePlan{}
-	err := p.rest.Post().Resource(api.Resource).Body(plan).Do(ctx).Into(out)
-	return out, err
-}
-
-// Update writes a plan's metadata and spec (finalizers), guarded by its
-// resourceVersion.
-func (p *Plans) Update(ctx context.Context, plan *api.MaintenancePlan) (*api.MaintenancePlan, error) {
-	out := &api.MaintenancePlan{}
-	err := p.rest.Put().Resource(api.Resource).Name(plan.Name).Body(plan).Do(ctx).Into(out)
-	return out, err
-}
-
-// UpdateStatus writes a plan's status, guarded by its resourceVersion.
-func (p *Plans) UpdateStatus(ctx context.Context, plan *api.MaintenancePlan) (*api.MaintenancePlan, error) {
-	out := &api.MaintenancePlan{}
-	err := p.rest.Put().Resource(api.Resource).Name(plan.Name).SubResource("status").Body(plan).Do(ctx).Into(out)
-	return out, err
-}
-
-// Delete deletes a plan.
-func (p *Plans) Delete(ctx context.Context, name string) error {
-	return p.rest.Delete().Resource(api.Resource).Name(name).Do(ctx).Error()
-}
+func (g planGroup) MaintenancePlans() maintenancev1alpha1.MaintenancePlanInterface { return g.plans }

@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
-	"github.com/sentinel-go/sentinel/maintd/controller"
+	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
 	"github.com/sentinel-go/sentinel/plumbing/deploytest"
 )
@@ -328,16 +328,17 @@ func TestInCluster(t *testing.T) {
 
 		// A plan for a node that does not exist: maintd, with only the
 		// shipped RBAC, blocks it; kubectl shows it in the printer columns.
-		plans, err := controller.NewPlans(cp.Config(controlplane.Admin))
+		mc, err := maintenancev1alpha1.NewForConfig(cp.Config(controlplane.Admin))
 		if err != nil {
 			t.Fatal(err)
 		}
+		plans := mc.MaintenancePlans()
 		p := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: "deploy-test"}, Spec: api.MaintenancePlanSpec{NodeName: "absent-node", AllowAllWorkloads: true}}
-		if _, err := plans.Create(ctx, p); err != nil {
+		if _, err := plans.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		err = poll(ctx, func() bool {
-			got, err := plans.Get(ctx, p.Name)
+			got, err := plans.Get(ctx, p.Name, metav1.GetOptions{})
 			return err == nil && got.Status.Phase == api.Blocked && got.Status.Reason == api.NodeNotFound
 		})
 		if err != nil {
@@ -350,7 +351,7 @@ func TestInCluster(t *testing.T) {
 			t.Errorf("kubectl get mp:\n%s\nwant columns %v", strings.Join(lines, "\n"), header)
 		}
 		m.stop(t)
-		if err := plans.Delete(ctx, p.Name); err != nil {
+		if err := plans.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
 			t.Error(err)
 		}
 	})

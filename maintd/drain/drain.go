@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -588,7 +589,9 @@ func (d *decider) finish() {
 	Remember(st, d.now)
 }
 
-// SetConditions derives Ready, Progressing and Blocked from the phase.
+// SetConditions derives Ready, Progressing and Blocked from the phase. A
+// condition's lastTransitionTime is now when it is new or its status flips,
+// and is kept otherwise.
 func SetConditions(st *api.MaintenancePlanStatus, generation int64, now time.Time) {
 	cond := func(typ string, on bool) {
 		status := metav1.ConditionFalse
@@ -599,8 +602,10 @@ func SetConditions(st *api.MaintenancePlanStatus, generation int64, now time.Tim
 		if reason == "" {
 			reason = string(st.Phase)
 		}
-		setCondition(st, metav1.Condition{Type: typ, Status: status, ObservedGeneration: generation,
-			Reason: camel(reason), Message: st.Message}, now)
+		// The injected now, not SetStatusCondition's time.Now, for a new
+		// condition or a flip.
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, ObservedGeneration: generation,
+			Reason: camel(reason), Message: st.Message, LastTransitionTime: metav1.NewTime(now)})
 	}
 	cond(api.ConditionReady, st.Phase == api.Drained || st.Phase == api.Completed)
 	switch st.Phase {
@@ -610,21 +615,6 @@ func SetConditions(st *api.MaintenancePlanStatus, generation int64, now time.Tim
 		cond(api.ConditionProgressing, false)
 	}
 	cond(api.ConditionBlocked, st.Phase == api.Blocked || st.Phase == api.Failed)
-}
-
-// setCondition sets c, keeping lastTransitionTime unless the status flips.
-func setCondition(st *api.MaintenancePlanStatus, c metav1.Condition, now time.Time) {
-	c.LastTransitionTime = metav1.NewTime(now)
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == c.Type {
-			if st.Conditions[i].Status == c.Status {
-				c.LastTransitionTime = st.Conditions[i].LastTransitionTime
-			}
-			st.Conditions[i] = c
-			return
-		}
-	}
-	st.Conditions = append(st.Conditions, c)
 }
 
 // camel turns a reason code (pdb-budget-exhausted) into a condition reason

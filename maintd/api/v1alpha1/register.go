@@ -12,8 +12,12 @@ const GroupName = "maintenance.sentinel.dev"
 // SchemeGroupVersion is group maintenance.sentinel.dev, version v1alpha1.
 var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
 
-// Resource is the plural resource name clients use.
-const Resource = "maintenanceplans"
+// Resource is the group-qualified resource of a resource name in this
+// group (maintenanceplans); the generated listers name it in their
+// not-found errors.
+func Resource(resource string) schema.GroupResource {
+	return SchemeGroupVersion.WithResource(resource).GroupResource()
+}
 
 // AddToScheme registers MaintenancePlan and MaintenancePlanList.
 func AddToScheme(s *runtime.Scheme) error {
