@@ -92,6 +92,11 @@ test: deps kube-bins build check-generated ## unit, golden, control-plane e2e (-
 fuzz: ## every fuzz target for FUZZTIME (default 5m) with FUZZPARALLEL workers (default 1); failing inputs stay in testdata/fuzz
 	@FUZZPARALLEL=$(FUZZPARALLEL) FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) .ci/fuzz.sh $(FUZZTIME) $(MODULES)
 
+SEEDS ?= 1000
+.PHONY: sim
+sim: ## maintd's deterministic simulation over SEEDS seeds (default 1000); a failing seed prints the schedule that replays it
+	@cd maintd && go test -count=1 -run 'TestSim$$' ./sim -seeds $(SEEDS)
+
 .PHONY: docs
 docs: build ## docs/tools/<tool>.md, each tool's manual page, from its help (tests fail when they are stale)
 	@mkdir -p docs/tools

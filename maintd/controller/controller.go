@@ -85,7 +85,26 @@ type Config struct {
 	// Metrics and QueueMetrics instrument the controller (optional).
 	Metrics      *metrics.Metrics
 	QueueMetrics workqueue.MetricsProvider
+	// RequestTimeout bounds every API call but the evictions, which
+	// spec.evictionTimeout bounds (default DefaultRequestTimeout).
+	RequestTimeout time.Duration
+
+	// The seams of a deterministic simulation (package sim); a real maintd
+	// leaves them unset.
+	//
+	// Queue replaces the rate-limited workqueue (one whose delays follow a
+	// simulated clock).
+	Queue workqueue.TypedRateLimitingInterface[string]
+	// Handled is called after each informer event has been handled, so a
+	// simulation knows when the caches and the queue show what it sent.
+	Handled func()
+	// Serial sends a decision's evictions one by one in target order
+	// instead of in parallel.
+	Serial bool
 }
+
+// DefaultRequestTimeout bounds an API call of the controller.
+const DefaultRequestTimeout = 30 * time.Second
 
 // Controller reconciles MaintenancePlans.
 type Controller struct {
@@ -115,6 +134,9 @@ type Controller struct {
 	slot sync.Mutex
 	// synced is set once every cache has synced.
 	synced atomic.Bool
+	// start starts the informers once; running waits for them.
+	start   sync.Once
+	running sync.WaitGroup
 	// superseded maps a plan's name to the resourceVersion this controller
 	// last wrote over, and what it wrote: while the cache still holds that
 	// version, it is behind maintd's own write; a reconcile would only meet
@@ -137,10 +159,16 @@ func New(cfg Config) *Controller {
 	if cfg.MaxNodes <= 0 {
 		cfg.MaxNodes = 1
 	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
 	c := &Controller{cfg: cfg, claims: map[types.UID]bool{}, superseded: map[string]write{}}
-	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "maintenanceplans", MetricsProvider: cfg.QueueMetrics})
+	c.queue = cfg.Queue
+	if c.queue == nil {
+		c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "maintenanceplans", MetricsProvider: cfg.QueueMetrics})
+	}
 
 	cl := cfg.Clients
 	byNamespace := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
@@ -177,42 +205,50 @@ func New(cfg Config) *Controller {
 		func(o *metav1.ListOptions) { o.LabelSelector = cfg.Selector.String() })
 	c.plans = planlisters.NewMaintenancePlanLister(c.planInformer.GetIndexer())
 
-	handle := func(i cache.SharedIndexInformer, f func(obj any)) {
+	// handle calls f on every event of i; update is false for the
+	// informers whose updates are status churn (f runs on add and delete).
+	handle := func(i cache.SharedIndexInformer, update bool, f func(obj any)) {
 		_, err := i.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    f,
-			UpdateFunc: func(_, obj any) { f(obj) },
+			AddFunc: func(obj any) { f(obj); c.handled() },
+			UpdateFunc: func(_, obj any) {
+				if update {
+					f(obj)
+				}
+				c.handled()
+			},
 			DeleteFunc: func(obj any) {
 				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 					obj = t.Obj
 				}
 				f(obj)
+				c.handled()
 			},
 		})
 		utilruntime.Must(err)
 	}
-	handle(c.planInformer, func(obj any) {
+	handle(c.planInformer, true, func(obj any) {
 		if p, ok := obj.(*api.MaintenancePlan); ok {
 			c.queue.Add(p.Name)
 			c.enqueueWaiting() // a slot or a node may have been freed
 		}
 	})
-	handle(nodeInformer, func(obj any) {
+	handle(nodeInformer, true, func(obj any) {
 		if n, ok := obj.(*corev1.Node); ok {
 			c.enqueueNode(n.Name)
+			c.enqueueWaiting() // a node's cordon may have been lifted: a slot is free
 		}
 	})
-	handle(podInformer, func(obj any) {
+	handle(podInformer, true, func(obj any) {
 		if p, ok := obj.(*cachedPod); ok && p.NodeName != "" {
 			c.enqueueNode(p.NodeName)
 		}
 	})
 	live := func(any) { c.enqueueLive() }
-	handle(pdbInformer, live)
+	handle(pdbInformer, true, live)
 	// The owners and volumes the analysis reads: a change to one wakes the
 	// live plans on their add and delete (their updates are status churn).
 	for _, i := range []cache.SharedIndexInformer{rsInformer, depInformer, stsInformer, dsInformer, jobInformer, cronInformer, pvInformer, pvcInformer} {
-		_, err := i.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: live, DeleteFunc: live})
-		utilruntime.Must(err)
+		handle(i, false, live)
 	}
 	return c
 }
@@ -235,6 +271,12 @@ func informer[L runtime.Object](c *Controller, lw listWatcher[L], obj runtime.Ob
 	utilruntime.Must(i.SetTransform(slim))
 	c.informers = append(c.informers, i)
 	return i
+}
+
+func (c *Controller) handled() {
+	if c.cfg.Handled != nil {
+		c.cfg.Handled()
+	}
 }
 
 func (c *Controller) selects(p *api.MaintenancePlan) bool {
@@ -274,53 +316,100 @@ func (c *Controller) enqueueLive() {
 	}
 }
 
-// Run starts the informers, waits for their caches, runs workers until ctx
-// ends, then lets the calls in flight finish and returns.
+// Start starts the informers, once; they run until ctx ends. A standby
+// calls it before it leads, so that its caches are warm when it takes over.
+func (c *Controller) Start(ctx context.Context) {
+	c.start.Do(func() {
+		for _, i := range append(c.informers, c.planInformer) {
+			c.running.Go(func() { i.RunWithContext(ctx) })
+		}
+	})
+}
+
+// WaitForSync waits until every cache has synced; false when ctx ended
+// first.
+func (c *Controller) WaitForSync(ctx context.Context) bool {
+	synced := []cache.InformerSynced{c.planInformer.HasSynced}
+	for _, i := range c.informers {
+		synced = append(synced, i.HasSynced)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return false
+	}
+	c.synced.Store(true)
+	return true
+}
+
+// Synced reports, without waiting, whether every cache has synced.
+func (c *Controller) Synced() bool {
+	if !c.planInformer.HasSynced() {
+		return false
+	}
+	for _, i := range c.informers {
+		if !i.HasSynced() {
+			return false
+		}
+	}
+	c.synced.Store(true)
+	return true
+}
+
+// Run starts the informers (if Start has not), waits for their caches, runs
+// workers until ctx ends, lets the calls in flight finish and returns. The
+// plans still queued are left: they are read again by the next run.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
-	var informers sync.WaitGroup
-	defer informers.Wait()
-	synced := []cache.InformerSynced{c.planInformer.HasSynced}
-	for _, i := range append(c.informers, c.planInformer) {
-		informers.Go(func() { i.RunWithContext(ctx) })
-		synced = append(synced, i.HasSynced)
-	}
+	c.Start(ctx)
 	c.cfg.Log.Info("waiting for the caches")
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !c.WaitForSync(ctx) {
 		// It gives up only when ctx ends: a stop before the caches synced
 		// is a clean stop, nothing was done.
 		c.cfg.Log.Info("stopped before the caches synced")
 		return nil
 	}
-	c.synced.Store(true)
 	c.cfg.Log.Info("caches synced; reconciling", "workers", workers)
 	var wg sync.WaitGroup
 	for range max(workers, 1) {
 		wg.Go(func() {
-			for c.next(context.WithoutCancel(ctx)) {
+			for c.next(ctx) {
 			}
 		})
 	}
 	<-ctx.Done()
-	c.queue.ShutDownWithDrain()
+	c.queue.ShutDown()
 	wg.Wait()
 	return nil
 }
 
+// ProcessNext reconciles the next queued plan, if one is ready, and reports
+// whether it did. A simulation calls it instead of Run's workers.
+func (c *Controller) ProcessNext(ctx context.Context) bool {
+	if c.queue.Len() == 0 {
+		return false
+	}
+	return c.next(ctx)
+}
+
+// Stopped waits until the informers Start started have stopped.
+func (c *Controller) Stopped() { c.running.Wait() }
+
 // HasSynced reports whether every cache has synced.
 func (c *Controller) HasSynced() bool { return c.synced.Load() }
 
-// next processes one key. A call in flight at shutdown finishes: ctx is not
-// cancelled with the run's.
+// next processes one key. Once ctx has ended it takes no new key; a call in
+// flight finishes (it runs on a context that is not cancelled with ctx's).
 func (c *Controller) next(ctx context.Context) bool {
 	key, quit := c.queue.Get()
 	if quit {
 		return false
 	}
 	defer c.queue.Done(key)
+	if ctx.Err() != nil {
+		return false
+	}
 	start := time.Now()
-	requeue, err := c.reconcile(ctx, key)
+	requeue, err := c.reconcile(context.WithoutCancel(ctx), key)
 	if m := c.cfg.Metrics; m != nil {
 		result := "ok"
 		if err != nil {
@@ -529,10 +618,13 @@ func hasFinalizer(p *api.MaintenancePlan) bool {
 }
 
 // cordon cordons or uncordons the node through package cordon, guarded by the
-// node's UID and the owner annotation.
+// node's UID and the owner annotation, as read live. A released plan is
+// Completed from that live answer, never from the cache (which may not yet
+// show a cordon that just landed); a cordon that another owner won is
+// Blocked from it at once.
 func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec drain.Decision, now time.Time) error {
 	req := cordon.Request{Owner: dec.Owner, Reason: dec.Reason, ExpectUID: dec.NodeUID, Uncordon: dec.Action == drain.Uncordon}
-	res, err := cordon.Apply(ctx, c.cfg.Clients.Core.Nodes(), p.Spec.NodeName, req, now)
+	res, err := c.applyCordon(ctx, p.Spec.NodeName, req, now)
 	if err != nil {
 		return err
 	}
@@ -542,28 +634,44 @@ func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec dra
 		node.Kind, node.APIVersion = "Node", "v1"
 		c.cfg.Events.Eventf(node, p, corev1.EventTypeNormal, string(res.Action), string(dec.Action), "%s (plan %s)", res.Message, p.Name)
 	}
+	switch {
+	case dec.Action == drain.Uncordon:
+		return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
+			return drain.Uncordoned(p, st, res.Message, c.cfg.Now())
+		})
+	case res.Action == cordon.Occupied || res.Action == cordon.UIDMismatch:
+		return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
+			return drain.CordonLost(p, st, res.Message, c.cfg.Now())
+		})
+	}
 	return nil
 }
 
-// finalize lifts this plan's cordon, only when the node's owner annotation
-// carries this plan's UID, then releases the plan.
+// applyCordon is cordon.Apply on the live node, bounded by the request
+// timeout; a node that does not exist has nothing to lift (nil, nil for an
+// uncordon).
+func (c *Controller) applyCordon(ctx context.Context, node string, req cordon.Request, now time.Time) (*cordon.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	nodes := c.cfg.Clients.Core.Nodes()
+	if _, err := nodes.Get(ctx, node, metav1.GetOptions{}); apierrors.IsNotFound(err) && req.Uncordon {
+		return &cordon.Result{Node: node, Action: cordon.NotCordoned, Message: "node " + node + " does not exist"}, nil
+	}
+	return cordon.Apply(ctx, nodes, node, req, now)
+}
+
+// finalize lifts this plan's cordon through a live cordon.Apply (which
+// removes only this plan's own cordon), then releases the plan.
 func (c *Controller) finalize(ctx context.Context, p *api.MaintenancePlan) error {
 	if !hasFinalizer(p) {
 		return nil
 	}
-	node, err := c.nodes.Get(p.Spec.NodeName)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return fmt.Errorf("read node %s: %w", p.Spec.NodeName, err)
-	case node.Annotations[cordon.OwnerAnnotation] == drain.Owner(p):
-		req := cordon.Request{Owner: drain.Owner(p), Uncordon: true, ExpectUID: node.UID}
-		res, err := cordon.Apply(ctx, c.cfg.Clients.Core.Nodes(), node.Name, req, c.cfg.Now())
-		if err != nil {
-			return fmt.Errorf("uncordon on delete: %w", err)
-		}
-		c.cfg.Log.Info("plan deleted: uncordon", "plan", p.Name, "node", node.Name, "action", res.Action)
+	req := cordon.Request{Owner: drain.Owner(p), Uncordon: true}
+	res, err := c.applyCordon(ctx, p.Spec.NodeName, req, c.cfg.Now())
+	if err != nil {
+		return fmt.Errorf("uncordon on delete: %w", err)
 	}
+	c.cfg.Log.Info("plan deleted: uncordon", "plan", p.Name, "node", p.Spec.NodeName, "action", res.Action)
 	kept := p.Finalizers[:0]
 	for _, f := range p.Finalizers {
 		if f != Finalizer {
@@ -571,6 +679,8 @@ func (c *Controller) finalize(ctx context.Context, p *api.MaintenancePlan) error
 		}
 	}
 	p.Finalizers = kept
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
 	if _, err := c.cfg.Plans.Update(ctx, p, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove finalizer: %w", err)
 	}

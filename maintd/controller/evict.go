@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
@@ -18,17 +19,28 @@ import (
 // pod's UID is checked against the cache: a pod that is gone or replaced
 // gets no request (a refused UID precondition would still spend the budget).
 func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drain.Decision) error {
+	if len(dec.Targets) == 0 {
+		return nil // nothing to send, nothing to record
+	}
 	spec := drain.Defaulted(p.Spec)
 	dry := dec.Action == drain.DryRunEvict
 	answers := make([]drain.Answer, len(dec.Targets))
 	var wg sync.WaitGroup
+	send := wg.Go
+	if c.cfg.Serial {
+		send = func(f func()) { f() }
+	}
 	for i, t := range dec.Targets {
 		answers[i].Target = t
-		if res := c.gone(t); res != nil {
+		res := c.gone(t)
+		if res == nil && t.Live && !dry {
+			res = c.readLive(ctx, t)
+		}
+		if res != nil {
 			answers[i].Result = res
 			continue
 		}
-		wg.Go(func() {
+		send(func() {
 			ctx, cancel := context.WithTimeout(ctx, spec.EvictionTimeout)
 			defer cancel()
 			req := evict.Request{Namespace: t.Namespace, Name: t.Name, UID: t.UID, DryRun: dry, MaxRetryAfter: spec.MaxCooldown}
@@ -94,6 +106,34 @@ func (c *Controller) gone(t drain.Target) *evict.Result {
 		return nil
 	}
 	return res
+}
+
+// readLive reads a pod whose earlier request got no answer from the API
+// server: the request may have been applied while the cache does not show
+// it yet. It answers, without a request, for a pod that is gone, replaced
+// or going; nil means the pod is there, with that UID, not going. A read
+// that fails answers unknown: nothing is sent on a guess.
+func (c *Controller) readLive(ctx context.Context, t drain.Target) *evict.Result {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	pod, err := c.cfg.Clients.Core.Pods(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		pod = nil
+	case err != nil:
+		res := evict.NewResult(t.Namespace, t.Name)
+		res.UID, res.Outcome, res.Message = t.UID, evict.Unknown, fmt.Sprintf("read the pod before sending again: %v", err)
+		return res
+	}
+	if res, ok := evict.Check(evict.Request{Namespace: t.Namespace, Name: t.Name, UID: t.UID}, pod); !ok {
+		return res
+	}
+	if pod.DeletionTimestamp != nil {
+		res := evict.NewResult(t.Namespace, t.Name)
+		res.UID, res.Outcome, res.Message = t.UID, evict.AcceptedNotGone, "the pod is going: the earlier request, whose answer was lost, was applied"
+		return res
+	}
+	return nil
 }
 
 // record applies an outcome to the plan's status and writes it; on a

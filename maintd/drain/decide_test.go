@@ -103,7 +103,7 @@ func (w *world) started(phase api.Phase, reason api.Reason) {
 	w.plan.Status.EvictionProgress = &api.EvictionProgress{
 		PlanGeneration: 1, Scope: Scope(w.plan.Spec), NodeUID: "node-uid",
 		WorkloadUIDs: []api.WorkloadUID{{WorkloadRef: api.WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "web"}, UID: "dep-uid"}},
-		StartedAt:    metav1.NewTime(t0), Deadline: metav1.NewTime(t0.Add(time.Hour)),
+		StartedAt:    timePtr(t0), Deadline: timePtr(t0.Add(time.Hour)),
 	}
 	if phase != api.Cordoning {
 		w.cordoned()
@@ -260,14 +260,23 @@ func TestDecide(t *testing.T) {
 			setup: func(w *world) { w.plan.Spec.DryRun = true },
 			want:  want{phase: api.Pending, reason: api.DryRunDone, action: DryRunEvict, targets: []string{"shop/web-1", "shop/web-2"}},
 		},
-		"dry run is repeated at most every maxCooldown": {
+		"dry run runs once per generation": {
 			setup: func(w *world) {
 				w.plan.Spec.DryRun = true
 				w.plan.Status.Phase, w.plan.Status.Reason = api.Pending, api.DryRunDone
-				next := metav1.NewTime(now.Add(30 * time.Second))
-				w.plan.Status.EvictionProgress = &api.EvictionProgress{StartedAt: metav1.NewTime(t0), NextActionAt: &next}
+				w.plan.Status.ObservedGeneration = w.plan.Generation
+				w.plan.Status.EvictionProgress = &api.EvictionProgress{}
 			},
-			want: want{phase: api.Pending, reason: api.DryRunDone, requeue: 30 * time.Second},
+			want: want{phase: api.Pending, reason: api.DryRunDone},
+		},
+		"dry run runs again after a spec change": {
+			setup: func(w *world) {
+				w.plan.Spec.DryRun = true
+				w.plan.Status.Phase, w.plan.Status.Reason = api.Pending, api.DryRunDone
+				w.plan.Status.ObservedGeneration = w.plan.Generation - 1
+				w.plan.Status.EvictionProgress = &api.EvictionProgress{}
+			},
+			want: want{phase: api.Pending, reason: api.DryRunDone, action: DryRunEvict, targets: []string{"shop/web-1", "shop/web-2"}},
 		},
 		"dry run still reports blocking findings": {
 			setup: func(w *world) {
@@ -436,12 +445,12 @@ func TestDecide(t *testing.T) {
 			},
 			want: want{phase: api.CoolingDown, reason: api.BudgetExhausted},
 		},
-		"cooldown ends when the wait ran out": {
+		"a budget's cooldown whose wait ran out only re-checks": {
 			setup: func(w *world) {
 				w.started(api.CoolingDown, api.BudgetExhausted)
 				w.cooldown("shop/web", api.BudgetExhausted, now, "10")
 			},
-			want: want{phase: api.Draining, reason: api.BudgetRecovered, message: "wait ran out"},
+			want: want{phase: api.CoolingDown, reason: api.BudgetExhausted, requeue: DefaultMaxCooldown},
 		},
 		"pdb-stale cooldown ends when the generation is observed": {
 			setup: func(w *world) {
@@ -616,14 +625,14 @@ func TestDecide(t *testing.T) {
 			setup: func(w *world) { w.started(api.Drained, api.ReasonDrained); w.plan.Spec.Release = true },
 			want:  want{phase: api.Uncordoning, reason: api.UncordonSubmitted, action: Uncordon},
 		},
-		"uncordon read back: completed": {
+		"released: the cache shows no cordon, the uncordon still goes through the live node": {
 			setup: func(w *world) {
 				w.started(api.Uncordoning, api.UncordonSubmitted)
 				w.plan.Spec.Release = true
 				w.facts.Node.Spec.Unschedulable = false
 				delete(w.facts.Node.Annotations, cordon.OwnerAnnotation)
 			},
-			want: want{phase: api.Completed, reason: api.Uncordoned},
+			want: want{phase: api.Uncordoning, reason: api.UncordonSubmitted, action: Uncordon},
 		},
 		"release before the cordon: nothing to undo": {
 			setup: func(w *world) { w.plan.Spec.Release = true },
@@ -635,7 +644,7 @@ func TestDecide(t *testing.T) {
 				w.plan.Spec.Release = true
 				w.facts.Node.Annotations[cordon.OwnerAnnotation] = "change-42"
 			},
-			want: want{phase: api.Completed, reason: api.Uncordoned, message: "any other cordon stays"},
+			want: want{phase: api.Uncordoning, reason: api.UncordonSubmitted, action: Uncordon},
 		},
 		"release mid-drain stops evicting and uncordons": {
 			setup: func(w *world) { w.started(api.CoolingDown, api.BudgetExhausted); w.plan.Spec.Release = true },
@@ -793,4 +802,9 @@ func TestPureImports(t *testing.T) {
 			t.Errorf("package drain depends on %s", pkg)
 		}
 	}
+}
+
+func timePtr(t time.Time) *metav1.Time {
+	m := metav1.NewTime(t)
+	return &m
 }

@@ -108,6 +108,10 @@ type Target struct {
 	UID             types.UID
 	// PDB is the governing PDB's name, if any.
 	PDB string
+	// Live: an earlier request for this pod got no answer, so it may have
+	// been applied; the controller reads the pod from the API server, not
+	// the cache, and sends nothing when it is gone or going.
+	Live bool
 }
 
 // Decision is Decide's answer.
@@ -209,6 +213,9 @@ type decider struct {
 	now  time.Time
 	st   api.MaintenancePlanStatus
 	dec  Decision
+	// retry are the active pods whose request got no answer in time: they
+	// may be picked again, read live first.
+	retry map[types.UID]bool
 }
 
 func (d *decider) set(phase api.Phase, reason api.Reason, format string, args ...any) {
@@ -221,10 +228,16 @@ func (d *decider) decide() {
 	}
 	ep := d.st.EvictionProgress
 	if ep == nil {
-		ep = &api.EvictionProgress{StartedAt: metav1.NewTime(d.now)}
+		ep = &api.EvictionProgress{}
 		d.st.EvictionProgress = ep
 	}
-	ep.Deadline = metav1.NewTime(ep.StartedAt.Add(d.spec.Deadline))
+	// The deadline counts from the start of the drain (the cordon): a wait
+	// for a slot, a block before the start and a dry run spend none of it.
+	started := ep.Scope != ""
+	if started && ep.StartedAt != nil {
+		deadline := metav1.NewTime(ep.StartedAt.Add(d.spec.Deadline))
+		ep.Deadline = &deadline
+	}
 	if d.st.Phase == "" {
 		d.set(api.Pending, "", "plan accepted")
 	}
@@ -236,7 +249,7 @@ func (d *decider) decide() {
 		d.release(ours)
 		return
 	}
-	if d.st.Phase != api.Drained && !d.spec.DryRun && !d.now.Before(ep.Deadline.Time) {
+	if started && ep.Deadline != nil && d.st.Phase != api.Drained && !d.now.Before(ep.Deadline.Time) {
 		d.set(api.Failed, api.DeadlineExceeded, "the plan's deadline %s passed (started %s, deadline %s); %d of %d pods evicted; the node stays cordoned: delete the plan to uncordon it",
 			d.spec.Deadline, ep.StartedAt.UTC().Format(time.RFC3339), ep.Deadline.UTC().Format(time.RFC3339), d.st.Pods.Evicted, d.st.Pods.Total)
 		return
@@ -245,7 +258,6 @@ func (d *decider) decide() {
 		d.set(api.Blocked, api.NodeNotFound, "node %s not found", d.spec.NodeName)
 		return
 	}
-	started := ep.Scope != ""
 	if started && ep.NodeUID != "" && node.UID != ep.NodeUID {
 		d.set(api.Blocked, api.TargetReplaced, "node %s was re-created: its uid is %s, the plan started on %s", node.Name, node.UID, ep.NodeUID)
 		return
@@ -319,9 +331,15 @@ func (d *decider) preflight() {
 		return
 	}
 	pf := &api.Preflight{Risk: string(a.Risk)}
-	for i, f := range a.Findings {
-		if i == 10 {
+	for _, f := range a.Findings {
+		if len(pf.Findings) == 10 {
 			break
+		}
+		if f.Subject.Kind == "Snapshot" {
+			// About the snapshot itself, named by its capture time: the
+			// caches are never one cut, and a finding that names each
+			// reconcile's time would rewrite the status on every re-check.
+			continue
 		}
 		obj := f.Subject.Kind + "/"
 		if f.Subject.Namespace != "" {
@@ -514,6 +532,8 @@ func (d *decider) start(node *corev1.Node, ours bool, pods, unknown []analyze.Po
 	}
 	ep := d.st.EvictionProgress
 	ep.PlanGeneration, ep.Scope, ep.NodeUID = d.p.Generation, Scope(d.p.Spec), node.UID
+	start, deadline := metav1.NewTime(d.now), metav1.NewTime(d.now.Add(d.spec.Deadline))
+	ep.StartedAt, ep.Deadline = &start, &deadline
 	ep.WorkloadUIDs = nil
 	for _, w := range d.spec.Workloads {
 		if uid, ok := d.f.Workloads[w]; ok {
@@ -525,10 +545,13 @@ func (d *decider) start(node *corev1.Node, ours bool, pods, unknown []analyze.Po
 	d.dec.Action, d.dec.NodeUID = Cordon, node.UID
 }
 
-// release uncordons the node when this plan holds its cordon, then
-// completes.
+// release lifts this plan's cordon, then completes. Whether the node still
+// carries the cordon is read live by the controller (cordon.Apply only
+// removes this plan's own annotation), never taken from the cache, which
+// may not show a cordon that just landed: the controller records
+// Completed from that live answer (Uncordoned).
 func (d *decider) release(ours bool) {
-	if ours {
+	if ours || HoldsCordon(&d.st) || d.st.Phase == api.Uncordoning {
 		d.set(api.Uncordoning, api.UncordonSubmitted, "released: uncordoning node %s", d.spec.NodeName)
 		d.dec.Action = Uncordon
 		if d.f.Node != nil {
@@ -536,16 +559,48 @@ func (d *decider) release(ours bool) {
 		}
 		return
 	}
-	switch d.st.Phase {
-	case api.Uncordoning, api.Drained:
-		d.set(api.Completed, api.Uncordoned, "node %s is uncordoned; the plan is complete", d.spec.NodeName)
-	default:
-		if HoldsCordon(&d.st) {
-			d.set(api.Completed, api.Uncordoned, "released; node %s does not carry this plan's cordon (any other cordon stays)", d.spec.NodeName)
-			return
-		}
-		d.set(api.Completed, api.ReleasedBeforeWork, "released before this plan cordoned node %s: nothing to undo", d.spec.NodeName)
+	d.set(api.Completed, api.ReleasedBeforeWork, "released before this plan cordoned node %s: nothing to undo", d.spec.NodeName)
+}
+
+// Uncordoned is the status once the controller's live uncordon of a
+// released plan's node answered: msg says what it did.
+func Uncordoned(p *api.MaintenancePlan, st api.MaintenancePlanStatus, msg string, now time.Time) api.MaintenancePlanStatus {
+	now = now.UTC().Truncate(time.Second)
+	st = *st.DeepCopy()
+	st.Phase, st.Reason, st.Message = api.Completed, api.Uncordoned, fmt.Sprintf("node %s: %s; the plan is complete", p.Spec.NodeName, msg)
+	clearBookkeeping(&st)
+	SetConditions(&st, p.Generation, now)
+	Remember(&st, now)
+	return st
+}
+
+// CordonLost is the status once the controller's live cordon found the node
+// taken by another owner before this plan's cordon landed: Blocked, and
+// this plan holds no cordon (no maintenance slot).
+func CordonLost(p *api.MaintenancePlan, st api.MaintenancePlanStatus, msg string, now time.Time) api.MaintenancePlanStatus {
+	now = now.UTC().Truncate(time.Second)
+	st = *st.DeepCopy()
+	st.Phase, st.Reason, st.Message = api.Blocked, api.NodeOccupied, msg+": this plan never takes over another owner's node; it did not cordon it"
+	if ep := st.EvictionProgress; ep != nil {
+		ep.Scope, ep.StartedAt, ep.Deadline = "", nil, nil
 	}
+	clearBookkeeping(&st)
+	SetConditions(&st, p.Generation, now)
+	Remember(&st, now)
+	return st
+}
+
+// clearBookkeeping drops, from a status that can no longer act, the
+// evictions that may never have gone out and the waits: other plans count
+// only what this one really spent (accepted evictions, until their budgets
+// show them).
+func clearBookkeeping(st *api.MaintenancePlanStatus) {
+	ep := st.EvictionProgress
+	if ep == nil {
+		return
+	}
+	ep.ActivePods = slices.DeleteFunc(ep.ActivePods, func(a api.ActivePod) bool { return a.Outcome != Accepted })
+	ep.Cooldowns, ep.NextActionAt = nil, nil
 }
 
 // count sets the pod counts: total = evicted + remaining.
@@ -579,11 +634,14 @@ func (d *decider) requeueAt(t time.Time) {
 func (d *decider) finish() {
 	st := &d.st
 	st.ObservedGeneration = d.p.Generation
-	if ep := st.EvictionProgress; ep != nil && !Final(st) && st.Phase != api.Drained && !d.spec.DryRun {
+	if ep := st.EvictionProgress; ep != nil && ep.Deadline != nil && !Final(st) && st.Phase != api.Drained && !d.spec.DryRun {
 		d.requeueAt(ep.Deadline.Time)
 		if ep.NextActionAt != nil && ep.NextActionAt.After(d.now) {
 			d.requeueAt(ep.NextActionAt.Time)
 		}
+	}
+	if Final(st) {
+		clearBookkeeping(st)
 	}
 	SetConditions(st, d.p.Generation, d.now)
 	Remember(st, d.now)
@@ -643,6 +701,8 @@ func Remember(st *api.MaintenancePlanStatus, now time.Time) {
 	if n := len(st.History); n > 0 && st.History[n-1].Phase == st.Phase && st.History[n-1].Reason == st.Reason {
 		return
 	}
+	since := metav1.NewTime(now)
+	st.Since = &since
 	st.History = append(st.History, api.Transition{Phase: st.Phase, Reason: st.Reason, Time: metav1.NewTime(now), Message: st.Message})
 	if over := len(st.History) - HistoryLength; over > 0 {
 		st.History = slices.Delete(st.History, 0, over)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
@@ -36,7 +37,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 	d.count(pods)
 
 	if c := d.cooldown(GlobalKey); c != nil {
-		d.requeueAt(c.NextActionAt.Time)
+		d.recheck(c)
 		ep.NextActionAt = c.NextActionAt.DeepCopy()
 		if blocking(c.Reason) {
 			d.set(api.Blocked, c.Reason, "%s; maintd tries again at %s", c.Message, c.NextActionAt.UTC().Format(time.RFC3339))
@@ -60,12 +61,21 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		}
 	}
 	unreflected := d.unreflected()
+	for uid := range d.retry {
+		// A retried pod's own earlier request is counted in unreflected;
+		// its new one takes that place.
+		for _, a := range ep.ActivePods {
+			if a.UID == uid && a.PDB != "" && !d.reflected(a) {
+				unreflected[a.Namespace+"/"+a.PDB]--
+			}
+		}
+	}
 	picked := map[string]int{}
 	var waits []string
 	waitReason := api.Reason("")
 	slots := d.spec.MaxConcurrentEvictions - inFlight
 	for _, v := range pods {
-		if active[string(v.UID)] {
+		if active[string(v.UID)] && !d.retry[v.UID] {
 			continue
 		}
 		if pod, ok := d.f.Pods[v.UID]; !ok || pod.Terminating {
@@ -79,7 +89,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		if c := d.cooldown(key); key != "" && c != nil {
 			waits = append(waits, fmt.Sprintf("%s: %s", key, c.Message))
 			waitReason = cmpReason(waitReason, c.Reason)
-			d.requeueAt(c.NextActionAt.Time)
+			d.recheck(c)
 			continue
 		}
 		if !pred.Allowed {
@@ -113,10 +123,15 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		if key != "" {
 			picked[key]++
 		}
-		t := Target{Namespace: v.Namespace, Name: v.Name, UID: v.UID, PDB: pred.PDB}
+		t := Target{Namespace: v.Namespace, Name: v.Name, UID: v.UID, PDB: pred.PDB, Live: d.retry[v.UID]}
 		d.dec.Targets = append(d.dec.Targets, t)
-		ep.ActivePods = append(ep.ActivePods, api.ActivePod{Namespace: t.Namespace, Name: t.Name, UID: t.UID, PDB: t.PDB,
-			PDBResourceVersion: d.f.PDBs[key].ResourceVersion, RequestedAt: metav1.NewTime(d.now), Outcome: Requested})
+		a := api.ActivePod{Namespace: t.Namespace, Name: t.Name, UID: t.UID, PDB: t.PDB,
+			PDBResourceVersion: d.f.PDBs[key].ResourceVersion, RequestedAt: metav1.NewTime(d.now), Outcome: Requested}
+		if i := slices.IndexFunc(ep.ActivePods, func(a api.ActivePod) bool { return a.UID == t.UID }); i >= 0 {
+			ep.ActivePods[i] = a
+		} else {
+			ep.ActivePods = append(ep.ActivePods, a)
+		}
 	}
 	d.count(pods)
 	switch {
@@ -175,41 +190,47 @@ func cmpReason(have, next api.Reason) api.Reason {
 }
 
 // settle updates the active evictions from the caches and returns the pods
-// still to exit.
+// still to exit. A request without an answer (never answered: maintd
+// stopped after persisting it; or answered unknown: a timeout, a lost
+// answer) may or may not have been applied: once no answer can still be on
+// its way, the pod may be picked again (d.retry), and the controller reads
+// it live before sending anything (Target.Live).
 func (d *decider) settle() (waiting []string) {
 	ep := d.st.EvictionProgress
+	d.retry = map[types.UID]bool{}
 	kept := ep.ActivePods[:0]
-	var dropped []api.ActivePod
-	defer func() { d.forget(dropped) }()
 	for _, a := range ep.ActivePods {
 		pod, present := d.f.Pods[a.UID]
 		switch {
 		case !present:
 			if a.Outcome != Gone {
 				d.st.Pods.Evicted++
-				a.Outcome = Gone
+				a.Outcome, a.AnsweredAt = Gone, nil
 			}
 			if d.reflected(a) {
 				continue
 			}
 		case pod.Terminating:
 			if a.Outcome != Accepted {
-				a.Outcome = Accepted // after a restart: the pod is going, our request made it
+				a.Outcome, a.AnsweredAt = Accepted, nil // after a restart: the pod is going, our request made it
 			}
 			waiting = append(waiting, a.Namespace+"/"+a.Name)
 		case a.Outcome == Accepted:
 			waiting = append(waiting, a.Namespace+"/"+a.Name) // the cache has not seen the deletion yet
 		default:
-			// Requested or unknown, and the pod is still there, not going:
-			// the request did not happen or was refused. Let the pod be
-			// picked again once an answer can no longer be on its way.
-			if d.now.Before(a.RequestedAt.Add(d.spec.EvictionTimeout)) {
-				d.requeueAt(a.RequestedAt.Add(d.spec.EvictionTimeout))
+			// The wait for an answer counts from its arrival (an unknown
+			// answer) or from the request.
+			from := a.RequestedAt.Time
+			if a.AnsweredAt != nil {
+				from = a.AnsweredAt.Time
+			}
+			if until := from.Add(d.spec.EvictionTimeout); d.now.Before(until) {
+				d.requeueAt(until)
 				waiting = append(waiting, a.Namespace+"/"+a.Name)
 				break
 			}
-			dropped = append(dropped, a)
-			continue
+			d.retry[a.UID] = true
+			d.forget(a)
 		}
 		kept = append(kept, a)
 	}
@@ -217,21 +238,29 @@ func (d *decider) settle() (waiting []string) {
 	return waiting
 }
 
-// forget drops the cooldowns that the decision of a dropped pick predicted
-// for the other pods of its PDB ("1 eviction not yet counted"): recorded
-// with the pick (same PDB version, maxCooldown after its requestedAt),
-// they wait for the pick's eviction to show, and it never went out. Left,
-// they would hold the drain for maxCooldown after a restart. A cooldown
-// from an answer (a 429) is recorded once the answers are in, and stays.
-func (d *decider) forget(dropped []api.ActivePod) {
+// forget drops the cooldown that the decision of a pick predicted for the
+// other pods of its PDB ("1 eviction not yet counted"), once the pick got
+// no answer in time: recorded with the pick (same PDB version, maxCooldown
+// after its requestedAt), it waits for the pick's eviction to show, which
+// may never have gone out. The pick is tried again (read live first) and
+// the budget counted anew. A cooldown from an answer (a 429) stays.
+func (d *decider) forget(a api.ActivePod) {
 	ep := d.st.EvictionProgress
-	for _, a := range dropped {
-		until := metav1.NewTime(a.RequestedAt.Add(d.spec.MaxCooldown))
-		ep.Cooldowns = slices.DeleteFunc(ep.Cooldowns, func(c api.Cooldown) bool {
-			return c.PDB == a.Namespace+"/"+a.PDB && c.Reason == api.BudgetExhausted &&
-				c.ResourceVersion == a.PDBResourceVersion && c.NextActionAt.Equal(&until)
-		})
+	until := metav1.NewTime(a.RequestedAt.Add(d.spec.MaxCooldown))
+	ep.Cooldowns = slices.DeleteFunc(ep.Cooldowns, func(c api.Cooldown) bool {
+		return c.PDB == a.Namespace+"/"+a.PDB && c.Reason == api.BudgetExhausted &&
+			c.ResourceVersion == a.PDBResourceVersion && c.NextActionAt.Equal(&until)
+	})
+}
+
+// recheck requeues for a cooldown: at its end, or, once that passed and
+// its cause stayed, maxCooldown from now (a re-check that writes nothing).
+func (d *decider) recheck(c *api.Cooldown) {
+	if c.NextActionAt.After(d.now) {
+		d.requeueAt(c.NextActionAt.Time)
+		return
 	}
+	d.requeueAt(d.now.Add(d.spec.MaxCooldown))
 }
 
 // reflected reports whether the governing PDB's status shows the eviction:
@@ -295,17 +324,26 @@ func (d *decider) liftCooldowns() string {
 	kept := ep.Cooldowns[:0]
 	for _, c := range ep.Cooldowns {
 		pdb, known := d.f.PDBs[c.PDB]
+		// A budget's wait ends when its cause does: a newer status of the
+		// PDB that allows a disruption (or that the server processed).
+		// Its timer only re-checks: lifted on the timer alone, the same
+		// refusal would come back, and the plan would flap between
+		// budget-recovered and pdb-budget-exhausted while nothing changed.
+		budget := c.Reason == api.BudgetExhausted || c.Reason == api.PDBStale
 		switch {
-		case !d.now.Before(c.NextActionAt.Time):
+		case !known && c.PDB != GlobalKey:
+			lifted = append(lifted, fmt.Sprintf("PDB %s is gone", c.PDB))
+		case !budget && !d.now.Before(c.NextActionAt.Time):
 			lifted = append(lifted, fmt.Sprintf("%s: the %s wait ran out", c.PDB, c.Reason))
 		case c.Reason == api.BudgetExhausted && known && pdb.ResourceVersion != c.ResourceVersion && pdb.Current() &&
 			int(pdb.DisruptionsAllowed)-d.unreflected()[c.PDB] > 0:
 			lifted = append(lifted, fmt.Sprintf("PDB %s allows %d disruptions again", c.PDB, pdb.DisruptionsAllowed))
 		case c.Reason == api.PDBStale && known && pdb.Current() && pdb.ResourceVersion != c.ResourceVersion:
 			lifted = append(lifted, fmt.Sprintf("PDB %s is processed (generation %d)", c.PDB, pdb.ObservedGeneration))
-		case !known && c.PDB != GlobalKey:
-			lifted = append(lifted, fmt.Sprintf("PDB %s is gone", c.PDB))
 		default:
+			if !d.now.Before(c.NextActionAt.Time) {
+				d.requeueAt(d.now.Add(d.spec.MaxCooldown)) // re-check, write nothing
+			}
 			kept = append(kept, c)
 			continue
 		}

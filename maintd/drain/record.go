@@ -2,6 +2,7 @@ package drain
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,8 +103,10 @@ func (r *recorder) answer(a Answer) {
 	if idx < 0 {
 		return // not ours (any more)
 	}
-	ap := &r.ep.ActivePods[idx]
-	drop := func() { r.ep.ActivePods = append(r.ep.ActivePods[:idx], r.ep.ActivePods[idx+1:]...) }
+	// A copy: drop shifts the slice, and the cooldowns below need this
+	// pod's PDB version, not the next pod's.
+	ap := r.ep.ActivePods[idx]
+	drop := func() { r.ep.ActivePods = slices.Delete(r.ep.ActivePods, idx, idx+1) }
 	key := GlobalKey
 	if t.PDB != "" {
 		key = t.Namespace + "/" + t.PDB
@@ -111,10 +114,15 @@ func (r *recorder) answer(a Answer) {
 	msg := fmt.Sprintf("%s/%s: %s", t.Namespace, t.Name, a.message())
 	switch o := a.outcome(); o {
 	case evict.Accepted, evict.AcceptedNotGone:
-		ap.Outcome = Accepted
+		r.ep.ActivePods[idx].Outcome = Accepted
+		r.ep.ActivePods[idx].AnsweredAt = nil
 		r.accepted++
 		r.names = append(r.names, t.Namespace+"/"+t.Name)
-		r.clear(key)
+		if t.PDB != "" {
+			// The budget allowed one: its cooldown is over. A pod without
+			// a PDB says nothing of the global waits (a throttle, a block).
+			r.clear(key)
+		}
 	case evict.Gone:
 		drop() // it went by itself (or was replaced): nothing to count
 		r.st.Pods.Skipped++
@@ -148,7 +156,11 @@ func (r *recorder) answer(a Answer) {
 		drop()
 		r.block(api.EvictionRejected, msg)
 	default:
-		ap.Outcome = Unknown
+		// The wait for the answer counts from its arrival; the pod is read
+		// live before anything is sent again (Target.Live).
+		now := metav1.NewTime(r.now)
+		r.ep.ActivePods[idx].Outcome = Unknown
+		r.ep.ActivePods[idx].AnsweredAt = &now
 		r.messages = append(r.messages, msg+" (answer unknown: the pod is read again before anything else)")
 	}
 }
@@ -212,19 +224,14 @@ func (d *decider) dryRun(pods, unknown []analyze.PodVerdict) {
 		return
 	}
 	d.count(pods)
-	ep := d.st.EvictionProgress
-	if d.st.Reason == api.DryRunDone && ep.NextActionAt != nil && d.now.Before(ep.NextActionAt.Time) {
-		d.requeueAt(ep.NextActionAt.Time)
-		return
+	if d.st.Reason == api.DryRunDone && d.st.ObservedGeneration == d.p.Generation {
+		return // once per generation: a change to the spec runs it again
 	}
 	for _, v := range pods {
 		d.dec.Targets = append(d.dec.Targets, Target{Namespace: v.Namespace, Name: v.Name, UID: v.UID, PDB: v.EvictableNow.PDB})
 	}
 	sortTargets(d.dec.Targets)
 	d.dec.Action = DryRunEvict
-	next := metav1.NewTime(d.now.Add(d.spec.MaxCooldown))
-	ep.NextActionAt = &next
-	d.requeueAt(next.Time)
 	d.set(api.Pending, api.DryRunDone, "dry run of %d evictions", len(pods))
 }
 

@@ -68,8 +68,10 @@ type MaintenancePlanSpec struct {
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9][a-z0-9-]*$`
 	AcceptedRisks []string `json:"acceptedRisks,omitempty"`
 
-	// Deadline bounds the whole plan, from its start to Drained; past it the
-	// plan fails (deadline-exceeded) and the node stays cordoned.
+	// Deadline bounds the drain: it counts from the cordon (the start of the
+	// drain) to Drained; past it the plan fails (deadline-exceeded) and the
+	// node stays cordoned. Waiting for a maintenance slot, being Blocked
+	// before the start, and dry runs do not spend it.
 	// +optional
 	// +kubebuilder:default="1h"
 	// +kubebuilder:validation:Type=string
@@ -232,6 +234,11 @@ type MaintenancePlanStatus struct {
 	// +optional
 	// +listType=atomic
 	DryRun []PodVerdict `json:"dryRun,omitempty"`
+	// Since is when the current phase and reason began: a wait (for a slot,
+	// a budget, a pod's exit) has lasted since then, for the cause the
+	// reason and message name.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
 	// History holds the last 20 phase/reason transitions, oldest first.
 	// +optional
 	// +listType=atomic
@@ -270,10 +277,13 @@ type EvictionProgress struct {
 	// +optional
 	// +listType=atomic
 	WorkloadUIDs []WorkloadUID `json:"workloadUIDs,omitempty"`
-	// StartedAt is when the plan started; it never changes.
-	StartedAt metav1.Time `json:"startedAt"`
+	// StartedAt is when the drain started: when the plan decided to cordon
+	// its node. It never changes once set.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 	// Deadline is startedAt plus spec.deadline.
-	Deadline metav1.Time `json:"deadline"`
+	// +optional
+	Deadline *metav1.Time `json:"deadline,omitempty"`
 	// ActivePods are the evictions requested and not yet settled.
 	// +optional
 	// +listType=atomic
@@ -310,6 +320,11 @@ type ActivePod struct {
 	// Outcome is requested (sent, no answer recorded yet), accepted,
 	// unknown, or gone (the pod is gone; kept until the budget shows it).
 	Outcome string `json:"outcome"`
+	// AnsweredAt is when an unknown answer came back (a timeout, a lost
+	// answer): the pod waits evictionTimeout from it, then is read live
+	// before anything is sent again.
+	// +optional
+	AnsweredAt *metav1.Time `json:"answeredAt,omitempty"`
 }
 
 // Cooldown is a wait before the next eviction under one PDB.

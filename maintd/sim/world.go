@@ -1,0 +1,815 @@
+// Package sim is a deterministic simulation of maintd's controller: the real
+// controller (informers, workqueue, reconcile, drain.Decide and Record, the
+// cordon and evict packages) runs against an in-memory API whose watches,
+// clock, cluster controllers, faults and other actors follow a seeded
+// schedule, and the promises of docs/maintd.md ("Guarantees") are checked
+// after every step.
+//
+// Determinism: the world runs one thing at a time. It sends watch events
+// and waits until the controller's handlers ran (Config.Handled); keys
+// queued meanwhile enter the workqueue in name order (queue.flush); delays
+// follow the simulated clock; the controller sends a decision's evictions
+// one by one (Config.Serial) and reconciles only when the world calls
+// ProcessNext. The same seed replays the same schedule.
+package sim
+
+import (
+	"context"
+
+	"fmt"
+	"github.com/google/go-cmp/cmp"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	k8stesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
+	"github.com/sentinel-go/sentinel/k8s-evict/evict"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
+)
+
+// Namespace is where the simulated workloads run.
+const Namespace = "shop"
+
+// epoch is the simulated clock's start.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// World is one simulated cluster with its maintd instances.
+type World struct {
+	Seed     int64
+	MaxNodes int
+	// Faults enables the injected faults and other actors in Run.
+	Faults bool
+
+	rng       *rand.Rand
+	clock     *clocktesting.FakeClock
+	mu        sync.Mutex // the store and the instances' views
+	s         *store
+	instances []*instance
+	nextID    int
+	armed     []armedFault
+
+	trace      []string
+	violations []string
+	failed     string
+
+	// What the invariants remember.
+	evictions   map[types.UID]int       // applied evictions by maintd, per pod UID
+	spent       map[string][]int64      // PDB -> the versions maintd's evictions spent it at
+	actions     int64                   // evictions maintd sent
+	refused     map[string]int64        // PDB -> the version a 429 was answered at
+	drainStart  map[types.UID]time.Time // plan -> when its status first said Cordoning
+	factsWrites int64                   // writes other than plans' status
+	planWrites  map[types.UID]int64     // status writes per plan
+	allPlanWr   int64
+	silence     map[types.UID]*silence
+}
+
+type silence struct {
+	facts string
+	last  string
+	seen  map[string]bool
+}
+
+// retries reports whether a phase/reason is a wait that maintd ends by
+// trying again on a timer, because its cause is not in the caches: a
+// refusal by RBAC or a webhook, API throttling or contention.
+func retries(pr string) bool {
+	for _, r := range []api.Reason{api.EvictionForbidden, api.EvictionRejected, api.EvictionThrottled, api.APIContention} {
+		if strings.HasSuffix(pr, "/"+string(r)) {
+			return true
+		}
+	}
+	return false
+}
+
+// New is a world for seed with a scenario drawn from it.
+func New(seed int64) *World {
+	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), clock: clocktesting.NewFakeClock(epoch),
+		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
+		silence: map[types.UID]*silence{}}
+	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
+	w.s.watch = func(r schema.GroupVersionResource, ev watch.Event, _ bool) { w.changed(r, ev) }
+	return w
+}
+
+func (w *World) logf(format string, args ...any) {
+	w.trace = append(w.trace, fmt.Sprintf("%7s %s", w.clock.Now().Sub(epoch).Truncate(time.Second), fmt.Sprintf(format, args...)))
+}
+
+// failf ends the run with a harness failure (not a broken promise).
+func (w *World) failf(format string, args ...any) {
+	if w.failed == "" {
+		w.failed = fmt.Sprintf(format, args...)
+		w.logf("HARNESS: %s", w.failed)
+	}
+}
+
+// violate records a broken promise.
+func (w *World) violate(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	w.violations = append(w.violations, msg)
+	w.logf("VIOLATION: %s", msg)
+}
+
+// Violations are the broken promises, in order.
+func (w *World) Violations() []string { return w.violations }
+
+// Failed is the harness's own failure, "" when none.
+func (w *World) Failed() string { return w.failed }
+
+// Trace is the schedule as it ran: every step, request and fault.
+func (w *World) Trace() string { return strings.Join(w.trace, "\n") }
+
+// Scenario options a schedule can set before Setup.
+type Scenario struct {
+	Nodes int
+	// Workloads are Deployments: replicas, and the PDB kind: "max1"
+	// (maxUnavailable 1), "min-1" (minAvailable replicas-1), "never"
+	// (minAvailable replicas), "none", "overlap" (two PDBs).
+	Workloads []Workload
+	Plans     []api.MaintenancePlanSpec
+	// PodsOn places the pods: each workload's replicas go round-robin over
+	// the nodes starting at node-1 (false: starting at a drawn node).
+	FromFirstNode bool
+}
+
+// Workload is one Deployment of a scenario.
+type Workload struct {
+	Name     string
+	Replicas int
+	PDB      string
+	// ReadyAfter is the seconds a replacement takes to be Ready (-1: never).
+	ReadyAfter int
+}
+
+// draw draws a scenario from the seed.
+func (w *World) draw() Scenario {
+	r := w.rng
+	sc := Scenario{Nodes: 3 + r.IntN(3)}
+	pdbs := []string{"max1", "max1", "max1", "min-1", "min-1", "none", "never", "overlap"}
+	for i := range 1 + r.IntN(3) {
+		wl := Workload{Name: fmt.Sprintf("app%d", i+1), Replicas: 1 + r.IntN(4), PDB: pdbs[r.IntN(len(pdbs))], ReadyAfter: r.IntN(20)}
+		if r.IntN(20) == 0 {
+			wl.ReadyAfter = -1
+		}
+		sc.Workloads = append(sc.Workloads, wl)
+	}
+	nodes := r.Perm(sc.Nodes)
+	for i := range 1 + r.IntN(3) {
+		spec := api.MaintenancePlanSpec{NodeName: fmt.Sprintf("node-%d", nodes[i%len(nodes)]+1), AllowAllWorkloads: true,
+			Deadline: &metav1.Duration{Duration: time.Duration(5+r.IntN(25)) * time.Minute}}
+		if r.IntN(10) == 0 {
+			spec.DryRun = true
+		}
+		sc.Plans = append(sc.Plans, spec)
+	}
+	w.MaxNodes = 1 + r.IntN(2)
+	return sc
+}
+
+// Setup creates the scenario's objects, runs the cluster until its pods are
+// Ready and starts one maintd; Plans are created after.
+func (w *World) Setup(sc Scenario) {
+	w.mu.Lock()
+	for i := range sc.Nodes {
+		name := fmt.Sprintf("node-%d", i+1)
+		w.must(w.s.create(nodesR, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}}}))
+	}
+	start := 0
+	for _, wl := range sc.Workloads {
+		w.workload(wl, sc.Nodes, start)
+		if !sc.FromFirstNode {
+			start = w.rng.IntN(sc.Nodes)
+		}
+	}
+	for range 10 {
+		w.cluster()
+	}
+	w.clock.Step(time.Minute)
+	for range 5 {
+		w.cluster()
+	}
+	w.mu.Unlock()
+	w.start(labels.Everything(), "")
+	for i, spec := range sc.Plans {
+		w.createPlan(fmt.Sprintf("plan-%d", i+1), spec)
+	}
+}
+
+func (w *World) must(_ runtime.Object, err error) {
+	if err != nil {
+		w.failf("setup: %v", err)
+	}
+}
+
+// workload creates a Deployment, its ReplicaSet, its pods on the nodes
+// (round-robin from node start) and its PDB.
+func (w *World) workload(wl Workload, nodes, start int) {
+	sel := map[string]string{"app": wl.Name}
+	grace := int64(30)
+	replicas := int32(wl.Replicas)
+	ready := fmt.Sprint(wl.ReadyAfter)
+	if wl.ReadyAfter < 0 {
+		ready = "never"
+	}
+	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel, Annotations: map[string]string{readyAfter: ready, exitAfter: fmt.Sprint(w.rng.IntN(10))}},
+		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, Containers: []corev1.Container{{Name: "c", Image: "app"}}}}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: wl.Name},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel}, Template: tmpl}}
+	o, err := w.s.create(depsR, dep)
+	if err != nil {
+		w.failf("setup: %v", err)
+		return
+	}
+	dep = o.(*appsv1.Deployment)
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: wl.Name + "-5d8f",
+		Labels: sel, OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dep, appsv1.SchemeGroupVersion.WithKind("Deployment"))}},
+		Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel}, Template: tmpl}}
+	o, err = w.s.create(rsR, rs)
+	if err != nil {
+		w.failf("setup: %v", err)
+		return
+	}
+	rs = o.(*appsv1.ReplicaSet)
+	for i := range wl.Replicas {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: fmt.Sprintf("%s-%d", rs.Name, i), Labels: sel,
+			Annotations:     map[string]string{readyAfter: "0", exitAfter: tmpl.Annotations[exitAfter]},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}},
+			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", (start+i)%nodes+1), TerminationGracePeriodSeconds: &grace}}
+		w.must(w.s.create(podsR, pod))
+	}
+	pdb := func(name string, min, maxU *intstr.IntOrString) {
+		w.must(w.s.create(pdbsR, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
+			Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: sel}, MinAvailable: min, MaxUnavailable: maxU}}))
+	}
+	one := intstr.FromInt32(1)
+	switch wl.PDB {
+	case "max1":
+		pdb(wl.Name, nil, &one)
+	case "min-1":
+		n := intstr.FromInt32(max(replicas-1, 0))
+		pdb(wl.Name, &n, nil)
+	case "never":
+		n := intstr.FromInt32(replicas)
+		pdb(wl.Name, &n, nil)
+	case "overlap":
+		pdb(wl.Name, nil, &one)
+		pdb(wl.Name+"-extra", nil, &one)
+	}
+}
+
+// readyDelay draws a replacement's readiness delay (its ReplicaSet's
+// template annotation, sometimes never).
+func (w *World) readyDelay() string {
+	if w.Faults && w.rng.IntN(25) == 0 {
+		return "never"
+	}
+	return fmt.Sprint(w.rng.IntN(30))
+}
+
+// cluster runs every cluster controller once; w.mu is held.
+func (w *World) cluster() int {
+	n := w.s.schedule()
+	k, _ := w.s.kubelet(true)
+	n += k
+	n += w.s.replicaSets(w.readyDelay)
+	d, _ := w.s.disruption(true)
+	return n + d
+}
+
+// createPlan creates a plan as a person does.
+func (w *World) createPlan(name string, spec api.MaintenancePlanSpec) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.s.create(plansR, &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec})
+	w.logf("person: create plan %s for %s -> %s", name, spec.NodeName, errText(err))
+}
+
+// reap stops the instances a fault killed.
+func (w *World) reap() {
+	for _, in := range slices.Clone(w.instances) {
+		w.mu.Lock()
+		dead := in.dead
+		w.mu.Unlock()
+		if dead {
+			w.stop(in, "reap killed")
+		}
+	}
+}
+
+// leader is the instance that reconciles: the first live one.
+func (w *World) leader() *instance {
+	for _, in := range w.instances {
+		if !in.dead {
+			return in
+		}
+	}
+	return nil
+}
+
+// process lets the leader reconcile one queued plan; false when none was
+// ready.
+func (w *World) process() bool {
+	in := w.leader()
+	if in == nil {
+		return false
+	}
+	in.queue.flush()
+	if !in.ctrl.ProcessNext(ctxBackground) {
+		return false
+	}
+	in.queue.flush()
+	return true
+}
+
+// deliverAll sends every pending event to every live instance.
+func (w *World) deliverAll() int {
+	n := 0
+	for _, in := range slices.Clone(w.instances) {
+		for _, r := range resources {
+			if !in.dead {
+				n += w.deliver(in, r, 1<<30)
+			}
+		}
+	}
+	return n
+}
+
+// next is the earliest time something is due: a queued delay, a kubelet or
+// a budget's disruptedPods entry.
+func (w *World) next() time.Time {
+	var next time.Time
+	earlier := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	for _, in := range w.instances {
+		if !in.dead {
+			earlier(in.queue.flush())
+		}
+	}
+	w.mu.Lock()
+	_, k := w.s.kubelet(false)
+	_, d := w.s.disruption(false)
+	w.mu.Unlock()
+	earlier(k)
+	earlier(d)
+	return next
+}
+
+// advance moves the clock to t (when later).
+func (w *World) advance(t time.Time) {
+	if d := t.Sub(w.clock.Now()); d > 0 {
+		w.clock.Step(d)
+		w.logf("clock +%s", d)
+	}
+}
+
+// Run plays steps drawn from the seed, checking the invariants after each,
+// then lets the world settle and checks how every plan ended.
+func (w *World) Run(steps int) {
+	w.Faults = true
+	w.Setup(w.draw())
+	for i := 0; i < steps && w.failed == ""; i++ {
+		w.step()
+		w.reap()
+		w.check()
+	}
+	w.Settle(3 * time.Hour)
+}
+
+// ctxBackground is the context of the world's calls.
+var ctxBackground = context.Background()
+
+// step plays one drawn step.
+func (w *World) step() {
+	r := w.rng
+	if w.leader() == nil {
+		w.start(labels.Everything(), "")
+		return
+	}
+	switch n := r.IntN(100); {
+	case n < 35:
+		in := w.instances[r.IntN(len(w.instances))]
+		var ready []schema.GroupVersionResource
+		w.mu.Lock()
+		for _, res := range resources {
+			if len(in.pending[res]) > 0 {
+				ready = append(ready, res)
+			}
+		}
+		w.mu.Unlock()
+		if len(ready) > 0 {
+			res := ready[r.IntN(len(ready))]
+			k := w.deliver(in, res, 1+r.IntN(3))
+			w.logf("deliver %d %s to %s", k, res.Resource, in.name)
+		}
+	case n < 62:
+		w.process()
+	case n < 77:
+		w.mu.Lock()
+		switch r.IntN(4) {
+		case 0:
+			w.s.schedule()
+		case 1:
+			w.s.kubelet(true)
+		case 2:
+			w.s.replicaSets(w.readyDelay)
+		case 3:
+			w.s.disruption(true)
+		}
+		w.mu.Unlock()
+	case n < 87:
+		if next := w.next(); !next.IsZero() && r.IntN(2) == 0 {
+			w.advance(next)
+		} else {
+			w.advance(w.clock.Now().Add(time.Duration(1+r.IntN(30)) * time.Second))
+		}
+	case n < 93:
+		w.arm(faultKinds[r.IntN(len(faultKinds))])
+	case n < 98:
+		w.actor()
+	default:
+		if r.IntN(2) == 0 {
+			w.stop(w.leader(), "leader change: stop")
+		} else {
+			w.start(labels.Everything(), "") // a standby, warm
+		}
+	}
+}
+
+// Settle stops the faults and lets the world run for up to d of simulated
+// time, then checks how every plan ended.
+func (w *World) Settle(d time.Duration) {
+	w.armed = nil
+	w.Faults = false
+	end := w.clock.Now().Add(d)
+	for steps := 0; steps < 20000 && w.failed == ""; steps++ {
+		if w.leader() == nil {
+			w.start(labels.Everything(), "")
+		}
+		w.mu.Lock()
+		n := w.cluster()
+		w.mu.Unlock()
+		n += w.deliverAll()
+		if w.process() {
+			n++
+		}
+		w.reap()
+		w.check()
+		if n > 0 {
+			continue
+		}
+		next := w.next()
+		if next.IsZero() || next.After(end) {
+			break
+		}
+		w.advance(next)
+	}
+	w.final()
+}
+
+// arm injects a fault into the next request it fits.
+func (w *World) arm(k faultKind) {
+	w.armed = append(w.armed, armedFault{kind: k})
+	w.logf("arm fault %s", k)
+}
+
+type faultKind string
+
+const (
+	none           faultKind = ""
+	killBefore     faultKind = "kill-before-request"
+	killAfter      faultKind = "kill-after-request"
+	conflict       faultKind = "409-on-status-write"
+	throttle       faultKind = "429-throttle-eviction"
+	lost           faultKind = "eviction-answer-lost"
+	timeoutApplied faultKind = "eviction-timeout-applied"
+	timeoutNotSent faultKind = "eviction-timeout-not-applied"
+)
+
+var faultKinds = []faultKind{killBefore, killAfter, conflict, throttle, lost, timeoutApplied, timeoutNotSent}
+
+type armedFault struct{ kind faultKind }
+
+// fault is the fault the next request of in meets, if one is armed for
+// it; w.mu is held.
+func (w *World) fault(in *instance, a k8stesting.Action) faultKind {
+	if in != w.leader() || a.GetVerb() == "get" || a.GetVerb() == "list" {
+		return none
+	}
+	eviction := a.GetSubresource() == "eviction"
+	for i, f := range w.armed {
+		fits := false
+		switch f.kind {
+		case killBefore, killAfter:
+			fits = true
+		case conflict:
+			fits = a.GetResource() == plansR && a.GetVerb() == "update"
+		default:
+			fits = eviction
+		}
+		if fits {
+			w.armed = slices.Delete(w.armed, i, i+1)
+			return f.kind
+		}
+	}
+	return none
+}
+
+// actor plays another actor: a person, another drainer.
+func (w *World) actor() {
+	r := w.rng
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	nodes := w.s.list(nodesR, "", nil)
+	plans := w.s.list(plansR, "", nil)
+	switch r.IntN(7) {
+	case 0: // a person cordons a node (kubectl cordon: no owner annotation)
+		node := nodes[r.IntN(len(nodes))].(*corev1.Node)
+		_, err := w.s.patch(nodesR, "", node.Name, []byte(`{"spec":{"unschedulable":true}}`))
+		w.logf("person: cordon %s -> %s", node.Name, errText(err))
+	case 1: // a person uncordons a node (kubectl uncordon)
+		node := nodes[r.IntN(len(nodes))].(*corev1.Node)
+		_, err := w.s.patch(nodesR, "", node.Name, []byte(`{"spec":{"unschedulable":null}}`))
+		w.logf("person: uncordon %s -> %s", node.Name, errText(err))
+	case 2: // another drainer evicts a pod
+		pods := w.s.list(podsR, Namespace, nil)
+		if len(pods) == 0 {
+			return
+		}
+		pod := pods[r.IntN(len(pods))].(*corev1.Pod)
+		v := w.s.evict(&policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}})
+		w.logf("another drainer: evict %s -> %d", pod.Name, v.Code)
+	case 3, 4: // a person releases, deletes or edits a plan
+		if len(plans) == 0 {
+			return
+		}
+		p := plans[r.IntN(len(plans))].(*api.MaintenancePlan)
+		switch r.IntN(4) {
+		case 0:
+			p.Spec.Release = true
+			_, err := w.s.update(plansR, p, false)
+			w.logf("person: release %s -> %s", p.Name, errText(err))
+		case 1:
+			_, err := w.s.remove(plansR, "", p.Name, "", false)
+			w.logf("person: delete %s -> %s", p.Name, errText(err))
+		case 2:
+			p.Spec.DryRun = !p.Spec.DryRun
+			_, err := w.s.update(plansR, p, false)
+			w.logf("person: dryRun=%t on %s -> %s", p.Spec.DryRun, p.Name, errText(err))
+		case 3:
+			p.Spec.AcceptedRisks = append(p.Spec.AcceptedRisks, "single-replica")
+			_, err := w.s.update(plansR, p, false)
+			w.logf("person: edit acceptedRisks of %s -> %s", p.Name, errText(err))
+		}
+	case 5: // a person creates another plan
+		node := nodes[r.IntN(len(nodes))].(*corev1.Node)
+		name := fmt.Sprintf("late-%d", len(w.trace))
+		_, err := w.s.create(plansR, &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: api.MaintenancePlanSpec{NodeName: node.Name, AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 20 * time.Minute}}})
+		w.logf("person: create plan %s for %s -> %s", name, node.Name, errText(err))
+	case 6: // a budget changes
+		pdbs := w.s.list(pdbsR, Namespace, nil)
+		if len(pdbs) == 0 {
+			return
+		}
+		pdb := pdbs[r.IntN(len(pdbs))].(*policyv1.PodDisruptionBudget)
+		if pdb.Spec.MaxUnavailable != nil {
+			v := intstr.FromInt32(pdb.Spec.MaxUnavailable.IntVal%2 + 1)
+			pdb.Spec.MaxUnavailable = &v
+		}
+		_, err := w.s.update(pdbsR, pdb, false)
+		w.logf("person: edit PDB %s -> %s", pdb.Name, errText(err))
+	}
+}
+
+// --- the invariants -------------------------------------------------------
+
+// checkEviction checks, before the endpoint answers, that an eviction in
+// sends is one its caches (what was sent to its watches) predict the API
+// accepts, counting the evictions maintd made that those caches do not
+// show yet; and that no 429 is sent again before a newer status of its
+// budget. w.mu is held.
+func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
+	if ev.DeleteOptions != nil && len(ev.DeleteOptions.DryRun) > 0 {
+		return
+	}
+	o, ok := in.mirror[podsR][key(ev.Namespace, ev.Name)]
+	if !ok {
+		w.violate("%s evicted %s/%s, which its cache does not hold", in.name, ev.Namespace, ev.Name)
+		return
+	}
+	pod := o.(*corev1.Pod)
+	if uid := ev.DeleteOptions; uid == nil || uid.Preconditions == nil || uid.Preconditions.UID == nil || *uid.Preconditions.UID != pod.UID {
+		w.violate("%s evicted %s/%s without the cached pod's UID as precondition", in.name, ev.Namespace, ev.Name)
+	}
+	if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning {
+		return
+	}
+	var pdbs []*policyv1.PodDisruptionBudget
+	for _, k := range sortedKeys(in.mirror[pdbsR]) {
+		pdb := in.mirror[pdbsR][k].(*policyv1.PodDisruptionBudget)
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err == nil && pdb.Spec.Selector != nil && pdb.Namespace == pod.Namespace && sel.Matches(labels.Set(pod.Labels)) {
+			pdbs = append(pdbs, pdb)
+		}
+	}
+	switch {
+	case len(pdbs) > 1:
+		w.violate("%s evicted %s/%s, which its cache shows under %d PDBs (the API answers 500)", in.name, ev.Namespace, ev.Name, len(pdbs))
+		return
+	case len(pdbs) == 0:
+		return
+	}
+	pdb := pdbs[0]
+	if !ready(pod) {
+		return // the unhealthy-pod policy decides; maintd's analysis predicts it
+	}
+	rv, _ := parseRV(pdb.ResourceVersion)
+	pk := key(pdb.Namespace, pdb.Name)
+	if at, ok := w.refused[pk]; ok && rv <= at {
+		w.violate("%s evicted %s/%s under PDB %s again before a newer status of it (429 at version %d, cache at %d)", in.name, ev.Namespace, ev.Name, pk, at, rv)
+	}
+	if pdb.Status.ObservedGeneration < pdb.Generation {
+		w.violate("%s evicted %s/%s while its cache shows PDB %s not yet processed", in.name, ev.Namespace, ev.Name, pk)
+		return
+	}
+	unseen := 0
+	for _, e := range w.spent[pk] {
+		if e > rv {
+			unseen++
+		}
+	}
+	if int(pdb.Status.DisruptionsAllowed)-unseen <= 0 {
+		w.violate("%s evicted %s/%s while its cache shows PDB %s allowing %d disruptions and %d evictions of maintd not yet in it", in.name, ev.Namespace, ev.Name, pk, pdb.Status.DisruptionsAllowed, unseen)
+	}
+}
+
+// evicted records what an eviction of maintd did; w.mu is held.
+func (w *World) evicted(in *instance, ev *policyv1.Eviction, v Verdict) {
+	if ev.DeleteOptions != nil && len(ev.DeleteOptions.DryRun) > 0 {
+		return
+	}
+	w.logf("%s: evict %s/%s -> %d %s", in.name, ev.Namespace, ev.Name, v.Code, statusText(v.Status))
+	if v.PDB != "" {
+		pk := key(ev.Namespace, v.PDB)
+		w.spent[pk] = append(w.spent[pk], v.PDBVersion)
+	}
+	if v.Applied {
+		uid := *ev.DeleteOptions.Preconditions.UID
+		w.evictions[uid]++
+		if w.evictions[uid] > 1 {
+			w.violate("pod %s/%s (uid %s) evicted %d times", ev.Namespace, ev.Name, uid, w.evictions[uid])
+		}
+	}
+	if res := evict.Classify(v.Code, v.Status, nil); res.Outcome == evict.BudgetExhausted && res.PDB != nil {
+		pk := key(ev.Namespace, res.PDB.Name)
+		if o, ok := in.mirror[pdbsR][pk]; ok {
+			rv, _ := parseRV(o.(*policyv1.PodDisruptionBudget).ResourceVersion)
+			w.refused[pk] = max(w.refused[pk], rv)
+		}
+	}
+}
+
+func statusText(st *metav1.Status) string {
+	if st == nil {
+		return ""
+	}
+	msg := st.Message
+	if st.Details != nil {
+		for _, c := range st.Details.Causes {
+			msg += " (" + c.Message + ")"
+		}
+	}
+	return msg
+}
+
+// wrote records a write of maintd that the invariants follow: a plan's
+// status (silence, the drain's start) and a node's cordon. w.mu is held.
+func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Object) {
+	p, ok := out.(*api.MaintenancePlan)
+	if !ok || a.GetSubresource() != "status" {
+		return
+	}
+	if p.Status.Phase == api.Cordoning {
+		if _, ok := w.drainStart[p.UID]; !ok {
+			w.drainStart[p.UID] = w.clock.Now()
+		}
+	}
+	// What the instance read: events of other kinds and of other plans,
+	// its own answers and actions; a restart reads everything anew.
+	facts := fmt.Sprintf("%d/%d/%d/%d", in.id, in.facts, in.planEvents-in.perPlan[p.Name], w.actions)
+	pr := string(p.Status.Phase) + "/" + string(p.Status.Reason)
+	sl := w.silence[p.UID]
+	if sl == nil || sl.facts != facts || retries(sl.last) {
+		w.silence[p.UID] = &silence{facts: facts, last: pr, seen: map[string]bool{pr: true}}
+		return
+	}
+	switch {
+	case sl.last == pr:
+		diff := ""
+		if b, ok := before.(*api.MaintenancePlan); ok {
+			diff = cmp.Diff(b.Status, p.Status)
+		}
+		w.violate("%s wrote plan %s's status again (%s) while nothing it reads changed: %s", in.name, p.Name, pr, diff)
+	case sl.seen[pr]:
+		w.violate("plan %s flapped back to %s while nothing it reads changed", p.Name, pr)
+	}
+	sl.last, sl.seen[pr] = pr, true
+}
+
+// event records an Event of maintd; w.mu is held.
+func (w *World) event(in *instance, regarding runtime.Object, typ, reason, action, note string) {
+	m, _ := meta.Accessor(regarding)
+	w.logf("%s: event %s %s on %s: %s", in.name, typ, reason, m.GetName(), note)
+}
+
+// check checks the invariants that hold after every step.
+func (w *World) check() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	plans := map[string]*api.MaintenancePlan{}
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		plans[p.Name] = p
+	}
+	held := map[string]bool{}
+	for _, o := range w.s.list(nodesR, "", nil) {
+		node := o.(*corev1.Node)
+		owner := node.Annotations[cordon.OwnerAnnotation]
+		if !drain.IsOwner(owner) {
+			continue
+		}
+		parts := strings.Split(owner, "/")
+		p := plans[parts[1]]
+		switch {
+		case p == nil || string(p.UID) != parts[2]:
+			w.violate("node %s carries the cordon of plan %s, which no longer exists", node.Name, parts[1])
+		case p.Status.Phase == api.Completed:
+			w.violate("node %s carries the cordon of plan %s, which is Completed", node.Name, parts[1])
+		default:
+			held[p.Name] = true
+		}
+	}
+	for _, p := range plans {
+		if p.Status.Phase == api.Cordoning {
+			held[p.Name] = true
+		}
+		if p.Status.Phase == api.Failed && p.Status.Reason == api.DeadlineExceeded {
+			start, ok := w.drainStart[p.UID]
+			deadline := drain.Defaulted(p.Spec).Deadline
+			if !ok {
+				w.violate("plan %s failed its deadline before its drain started", p.Name)
+			} else if w.clock.Now().Before(start.Add(deadline)) {
+				w.violate("plan %s failed its deadline %s after %s of drain", p.Name, deadline, w.clock.Now().Sub(start))
+			}
+		}
+	}
+	if len(held) > w.MaxNodes {
+		w.violate("%d nodes in maintenance (%s), more than %d", len(held), strings.Join(sortedKeys(held), ", "), w.MaxNodes)
+	}
+}
+
+// final checks how the plans ended once the world settled: each is done,
+// failed, or blocked or waiting with a reason and a message that names the
+// cause; none is left in a step of its drain or past its deadline.
+func (w *World) final() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		st := p.Status
+		switch st.Phase {
+		case api.Drained, api.Completed, api.Failed:
+		case api.Blocked, api.CoolingDown, api.Pending:
+			if st.Reason == "" || st.Message == "" {
+				w.violate("plan %s ended %s without a reason or message", p.Name, st.Phase)
+			}
+		default:
+			w.violate("plan %s is still %s/%s after the world settled", p.Name, st.Phase, st.Reason)
+		}
+		if start, ok := w.drainStart[p.UID]; ok && st.Phase != api.Drained && st.Phase != api.Completed && st.Phase != api.Failed && st.Phase != api.Blocked &&
+			w.clock.Now().After(start.Add(drain.Defaulted(p.Spec).Deadline+time.Minute)) {
+			w.violate("plan %s is still %s/%s %s after its drain started, past its deadline %s", p.Name, st.Phase, st.Reason, w.clock.Now().Sub(start), drain.Defaulted(p.Spec).Deadline)
+		}
+	}
+}
