@@ -42,12 +42,16 @@
 //	                   them, read after the answer when permitted)        exit 3
 //	forbidden          403; reason rbac, negative-budget, too-many-pending,
 //	                   namespace-terminating or denied                    exit 3
-//	unknown            any other answer, or none within --timeout: the
-//	                   eviction may or may not have happened              exit 1
+//	unknown            any other answer; or none after the request was
+//	                   sent (the connection closed, or --timeout ended:
+//	                   reason answer-lost or timeout): the eviction may
+//	                   or may not have happened, read the pod again
+//	                   before sending anything again                      exit 1
 //
-// For exit 2 and 3 the message is also printed on stderr. Bad input (a
-// missing or invalid flag, an unknown namespace, a request the API server
-// refuses as malformed or unauthenticated) and an unreachable API server
+// For exit 2 and 3, and for unknown, the message is also printed on
+// stderr. Bad input (a missing or invalid flag, an unknown namespace, a
+// request the API server refuses as malformed or unauthenticated), a read
+// of the pod that fails, and an unreachable API server (no eviction sent)
 // print an error on stderr, nothing on stdout, and exit 1.
 //
 // Permissions: create on pods/eviction; with --uid also get on pods; with

@@ -44,8 +44,9 @@ const (
 	// Invalid: the request itself was refused (400, 401, 422, an unknown
 	// namespace); nothing was done and retrying will not help.
 	Invalid Outcome = "invalid"
-	// Unknown: any other answer, or none within the timeout; the eviction
-	// may or may not have happened.
+	// Unknown: any other answer, or none after the request may have
+	// reached the API server (the timeout ended, the connection closed);
+	// the eviction may or may not have happened.
 	Unknown Outcome = "unknown"
 )
 
@@ -77,6 +78,7 @@ const (
 	ReasonBadRequest           = "bad-request"           // invalid: 400, 422
 	ReasonUnauthorized         = "unauthorized"          // invalid: 401
 	ReasonTimeout              = "timeout"               // unknown: no answer in time
+	ReasonAnswerLost           = "answer-lost"           // unknown: the connection closed before the answer
 	ReasonWaitTimeout          = "wait-timeout"          // accepted-not-gone
 )
 

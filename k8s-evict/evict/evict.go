@@ -38,11 +38,19 @@ type Answer struct {
 
 // Poster sends one eviction request and returns the answer as it came:
 // no retries of any kind. An answer with any HTTP status is an Answer, not
-// an error; an error is no answer (unreachable, timeout: wrap ctx's error).
-// evictrest.Poster is one, over client-go's REST client.
+// an error; an error is no answer. An error that wraps ErrNotSent says the
+// request cannot have reached the API server (unreachable: no connection,
+// nothing written); any other error is an answer lost after the request
+// may have reached it (the connection closed, ctx ended: wrap ctx's error),
+// and Pod reports it as the outcome unknown. evictrest.Poster is one, over
+// client-go's REST client.
 type Poster interface {
 	PostEviction(ctx context.Context, ev *policyv1.Eviction) (Answer, error)
 }
+
+// ErrNotSent marks a Poster's error when the eviction request cannot have
+// reached the API server: nothing was done, and Pod returns the error.
+var ErrNotSent = errors.New("the eviction was not sent")
 
 // Eviction is the object Pod sends for req.
 func Eviction(req Request) *policyv1.Eviction {
@@ -66,24 +74,43 @@ func Eviction(req Request) *policyv1.Eviction {
 // Pod sends exactly one eviction request for req and classifies the answer.
 // It reads nothing first: a caller that knows the pod (Run, or maintd from
 // its cache) calls Check before, so that a stale UID is never sent.
-// No answer before ctx's deadline is the outcome unknown (reason timeout):
-// the request may have been acted on. Any other failure to get an answer
-// is an error.
+//
+// A request that may have reached the API server without an answer coming
+// back is the outcome unknown, not an error: the eviction may or may not
+// have been applied, and the pod must be read again before anything is
+// sent again. Reason timeout when ctx's deadline (or another timeout) ended
+// the wait, answer-lost otherwise (the connection closed or was reset
+// before the answer, ctx was canceled). Only an error the Poster marks with
+// ErrNotSent (nothing reached the API server) is returned as an error.
 func Pod(ctx context.Context, p Poster, req Request) (*Result, error) {
 	res := NewResult(req.Namespace, req.Name)
 	res.UID, res.DryRun = req.UID, req.DryRun
 	ans, err := p.PostEviction(ctx, Eviction(req))
 	switch {
-	case err != nil && errors.Is(err, context.DeadlineExceeded):
+	case err != nil && errors.Is(err, ErrNotSent):
+		return nil, fmt.Errorf("evict pod %s/%s: %w", req.Namespace, req.Name, err)
+	case err != nil && isTimeout(err):
 		res.Outcome, res.Reason = Unknown, ReasonTimeout
-		res.Message = "no answer before the timeout: the eviction may or may not have happened"
+		res.Message = "no answer before the timeout: the eviction may or may not have happened; " + readAgain
 		return res, nil
 	case err != nil:
-		return nil, fmt.Errorf("evict pod %s/%s: %w", req.Namespace, req.Name, err)
+		res.Outcome, res.Reason = Unknown, ReasonAnswerLost
+		res.Message = fmt.Sprintf("the answer was lost (%v): the eviction may or may not have happened; %s", err, readAgain)
+		return res, nil
 	}
 	c := Classify(ans.Code, ans.Status, ans.Header)
 	res.Outcome, res.Reason, res.HTTPStatus, res.RetryAfterSeconds, res.PDB, res.Message =
 		c.Outcome, c.Reason, c.HTTPStatus, c.RetryAfterSeconds, c.PDB, c.Message
 	res.CapRetryAfter(req.MaxRetryAfter)
 	return res, nil
+}
+
+// readAgain ends the message of an unknown outcome without an answer.
+const readAgain = "read the pod again before sending anything again"
+
+// isTimeout is whether err is a deadline or another timeout (a net.Error's,
+// http.Client's).
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &t) && t.Timeout())
 }

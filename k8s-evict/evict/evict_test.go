@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -88,7 +89,16 @@ func TestPod(t *testing.T) {
 			wantEv: &policyv1.Eviction{TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
 				ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "shop"}},
 			want: &Result{Namespace: "shop", Pod: "web-1", Outcome: Unknown, Reason: ReasonTimeout,
-				Message: "no answer before the timeout: the eviction may or may not have happened"},
+				Message: "no answer before the timeout: the eviction may or may not have happened; read the pod again before sending anything again"},
+		},
+		"the connection closed before the answer": {
+			req: Request{Namespace: "shop", Name: "web-1", UID: "u1"},
+			err: fmt.Errorf("Post %q: %w", "https://api/v1/namespaces/shop/pods/web-1/eviction", io.EOF),
+			wantEv: &policyv1.Eviction{TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
+				ObjectMeta:    metav1.ObjectMeta{Name: "web-1", Namespace: "shop"},
+				DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: uidp("u1")}}},
+			want: &Result{Namespace: "shop", Pod: "web-1", UID: "u1", Outcome: Unknown, Reason: ReasonAnswerLost,
+				Message: `the answer was lost (Post "https://api/v1/namespaces/shop/pods/web-1/eviction": EOF): the eviction may or may not have happened; read the pod again before sending anything again`},
 		},
 	}
 	for name, tc := range tests {
@@ -111,10 +121,16 @@ func TestPod(t *testing.T) {
 
 func uidp(s string) *types.UID { u := types.UID(s); return &u }
 
-func TestPodUnreachable(t *testing.T) {
-	_, err := Pod(context.Background(), &poster{err: errors.New("connection refused")}, Request{Namespace: "shop", Name: "web-1"})
-	if err == nil || err.Error() != "evict pod shop/web-1: connection refused" {
-		t.Errorf("Pod error = %v, want one naming the pod", err)
+// TestPodNotSent: an error the Poster marks as not sent (nothing reached
+// the API server, even when the deadline ended the attempt) is an error,
+// not an outcome.
+func TestPodNotSent(t *testing.T) {
+	for _, cause := range []error{errors.New("connection refused"), context.DeadlineExceeded} {
+		res, err := Pod(context.Background(), &poster{err: fmt.Errorf("dial: %w (%w)", cause, ErrNotSent)}, Request{Namespace: "shop", Name: "web-1"})
+		want := "evict pod shop/web-1: dial: " + cause.Error() + " (the eviction was not sent)"
+		if res != nil || err == nil || err.Error() != want {
+			t.Errorf("Pod = %+v, %v; want no result and the error %q", res, err, want)
+		}
 	}
 }
 

@@ -67,8 +67,9 @@ type Options struct {
 // that name the PDBs selecting the pod, best effort: when they fail, the
 // message says why the names are missing.
 //
-// An error means nothing was sent, or the request could not be sent or
-// answered for another reason than ctx's deadline (see Pod).
+// An error means no eviction reached the API server: the pod could not be
+// read, or the request could not be sent (see Pod). An eviction sent whose
+// answer was lost is the outcome unknown, not an error.
 func Run(ctx context.Context, deps Deps, req Request, opts Options) (*Result, error) {
 	wait := opts.Wait > 0 && !req.DryRun
 	var pod *corev1.Pod

@@ -10,6 +10,12 @@
 // the Status details, and for an answer that is not a Status (the 429 of
 // API Priority and Fairness is plain text) client-go turns the Retry-After
 // header into the error's Status, which Poster uses.
+//
+// An error before the request's headers were written (no connection, a
+// failed TLS handshake, ctx ended first) wraps evict.ErrNotSent: the API
+// server cannot have acted on it. An error after that (the connection
+// closed or reset before the answer, ctx ended while waiting for it) is an
+// answer lost, which package evict reports as the outcome unknown.
 package evictrest
 
 import (
@@ -17,6 +23,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptrace"
+	"sync/atomic"
 
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,12 +48,20 @@ func New(client rest.Interface) *Poster {
 	return &Poster{client: client}
 }
 
-// PostEviction implements evict.Poster: one POST, no retry.
+// PostEviction implements evict.Poster: one POST, no retry. An error wraps
+// evict.ErrNotSent unless the request's headers were written, so that the
+// request may have reached the API server.
 func (p *Poster) PostEviction(ctx context.Context, ev *policyv1.Eviction) (evict.Answer, error) {
 	body, err := json.Marshal(ev)
 	if err != nil {
-		return evict.Answer{}, fmt.Errorf("encode eviction: %w", err)
+		return evict.Answer{}, fmt.Errorf("encode eviction: %w (%w)", err, evict.ErrNotSent)
 	}
+	// The headers go out before any of the body: the API server cannot
+	// act on a request before they are written, and may once they are.
+	// (An HTTP/1 attempt the transport retries because nothing of it
+	// reached the connection still counts: unknown errs on the safe side.)
+	var written atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { written.Store(true) }})
 	req := p.client.Post().
 		AbsPath("/api/v1").
 		Namespace(ev.Namespace).
@@ -82,6 +98,8 @@ func (p *Poster) PostEviction(ctx context.Context, ev *policyv1.Eviction) (evict
 			}
 			st.Details.RetryAfterSeconds = retry
 		}
+	case err != nil && !written.Load():
+		return evict.Answer{}, fmt.Errorf("%w (%w)", err, evict.ErrNotSent)
 	case err != nil:
 		return evict.Answer{}, err
 	}

@@ -3,7 +3,9 @@ package evictrest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -167,13 +169,83 @@ func TestPostEvictionTimeout(t *testing.T) {
 	}
 }
 
+// TestPostEvictionAnswerLost: the server reads the whole eviction, then
+// the connection ends without a whole answer: closed before it, closed in
+// the middle of its body, or reset. The request was sent, so the outcome
+// is unknown (answer-lost), not an error, and it was sent once.
+func TestPostEvictionAnswerLost(t *testing.T) {
+	tests := map[string]struct {
+		hangUp  func(w http.ResponseWriter) (net.Conn, error)
+		wantErr string
+	}{
+		"closed before the answer": {
+			hangUp:  func(w http.ResponseWriter) (net.Conn, error) { c, _, err := w.(http.Hijacker).Hijack(); return c, err },
+			wantErr: `: EOF)`,
+		},
+		"closed in the middle of the body": {
+			hangUp: func(w http.ResponseWriter) (net.Conn, error) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", "200")
+				w.WriteHeader(http.StatusCreated)
+				io.WriteString(w, `{"kind":"Status",`)
+				w.(http.Flusher).Flush()
+				c, _, err := w.(http.Hijacker).Hijack()
+				return c, err
+			},
+			wantErr: `: unexpected EOF)`,
+		},
+		"reset": {
+			hangUp: func(w http.ResponseWriter) (net.Conn, error) {
+				c, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					err = c.(*net.TCPConn).SetLinger(0) // close sends RST
+				}
+				return c, err
+			},
+			wantErr: `: connection reset by peer)`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var posts atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				posts.Add(1)
+				io.Copy(io.Discard, r.Body)
+				conn, err := tc.hangUp(w)
+				if err != nil {
+					t.Errorf("hang up: %v", err)
+				}
+				if conn != nil {
+					conn.Close()
+				}
+			}))
+			defer srv.Close()
+			got, err := evict.Pod(context.Background(), New(client(t, srv.URL)), evict.Request{Namespace: "shop", Name: "web-1", UID: "u1"})
+			if err != nil {
+				t.Fatalf("Pod: %v", err)
+			}
+			if got.Outcome != evict.Unknown || got.Reason != evict.ReasonAnswerLost || got.UID != "u1" || got.HTTPStatus != 0 {
+				t.Errorf("outcome %s/%s uid %q HTTP %d, want unknown/answer-lost u1 0", got.Outcome, got.Reason, got.UID, got.HTTPStatus)
+			}
+			if !strings.HasPrefix(got.Message, "the answer was lost (") || !strings.Contains(got.Message, tc.wantErr) {
+				t.Errorf("message %q, want the answer lost with %q", got.Message, tc.wantErr)
+			}
+			if n := posts.Load(); n != 1 {
+				t.Errorf("requests = %d, want exactly 1", n)
+			}
+		})
+	}
+}
+
+// TestPostEvictionUnreachable: nothing listens, nothing was sent: an error
+// marked evict.ErrNotSent, not an outcome.
 func TestPostEvictionUnreachable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
 	_, err := evict.Pod(context.Background(), New(client(t, url)), evict.Request{Namespace: "shop", Name: "web-1"})
-	if err == nil || !strings.Contains(err.Error(), "evict pod shop/web-1: ") {
-		t.Errorf("Pod error = %v, want one naming the pod", err)
+	if err == nil || !strings.HasPrefix(err.Error(), "evict pod shop/web-1: ") || !errors.Is(err, evict.ErrNotSent) {
+		t.Errorf("Pod error = %v, want one naming the pod, marked not sent", err)
 	}
 }
 
