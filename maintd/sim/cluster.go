@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Annotations on simulated pods that say how their kubelet treats them.
@@ -262,13 +260,4 @@ func (s *store) disruption(act bool) (n int, next time.Time) {
 		}
 	}
 	return n, next
-}
-
-// describe names an object for the trace.
-func describe(o runtime.Object) string {
-	m, err := metaOf(o)
-	if err != nil {
-		return fmt.Sprintf("%T", o)
-	}
-	return fmt.Sprintf("%s %s", kindOf(o), key(m.GetNamespace(), m.GetName()))
 }

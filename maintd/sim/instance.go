@@ -15,7 +15,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -60,9 +59,8 @@ type instance struct {
 
 // watcher is one watch of an instance: the world sends events on it.
 type watcher struct {
-	ch     chan watch.Event
-	once   sync.Once
-	closed bool
+	ch   chan watch.Event
+	once sync.Once
 }
 
 func (w *watcher) Stop()                          { w.once.Do(func() { close(w.ch) }) }
@@ -215,19 +213,19 @@ func errText(err error) string {
 }
 
 func nameOf(a k8stesting.Action) string {
-	switch a := a.(type) {
-	case k8stesting.GetAction:
-		return a.GetName()
-	case k8stesting.UpdateAction:
-		m, _ := meta.Accessor(a.GetObject())
+	switch a.GetVerb() {
+	case "get":
+		return a.(k8stesting.GetAction).GetName()
+	case "update":
+		m, _ := meta.Accessor(a.(k8stesting.UpdateAction).GetObject())
 		return m.GetName()
-	case k8stesting.CreateAction:
-		m, _ := meta.Accessor(a.GetObject())
+	case "create":
+		m, _ := meta.Accessor(a.(k8stesting.CreateAction).GetObject())
 		return m.GetName()
-	case k8stesting.PatchAction:
-		return a.GetName()
-	case k8stesting.DeleteAction:
-		return a.GetName()
+	case "patch":
+		return a.(k8stesting.PatchAction).GetName()
+	case "delete":
+		return a.(k8stesting.DeleteAction).GetName()
 	}
 	return ""
 }
@@ -442,14 +440,4 @@ func (q *queue) flush() (next time.Time) {
 		q.TypedInterface.Add(k)
 	}
 	return next
-}
-
-func metaOf(o runtime.Object) (metav1.Object, error) { return meta.Accessor(o) }
-
-func kindOf(o runtime.Object) string {
-	gvks, _, err := scheme.ObjectKinds(o)
-	if err != nil || len(gvks) == 0 {
-		return fmt.Sprintf("%T", o)
-	}
-	return gvks[0].Kind
 }

@@ -28,22 +28,21 @@ import (
 
 // The resources the simulated API serves, with their kinds.
 var (
-	nodesR     = corev1.SchemeGroupVersion.WithResource("nodes")
-	podsR      = corev1.SchemeGroupVersion.WithResource("pods")
-	pvsR       = corev1.SchemeGroupVersion.WithResource("persistentvolumes")
-	pvcsR      = corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims")
-	pdbsR      = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
-	rsR        = appsv1.SchemeGroupVersion.WithResource("replicasets")
-	depsR      = appsv1.SchemeGroupVersion.WithResource("deployments")
-	stsR       = appsv1.SchemeGroupVersion.WithResource("statefulsets")
-	dsR        = appsv1.SchemeGroupVersion.WithResource("daemonsets")
-	jobsR      = batchv1.SchemeGroupVersion.WithResource("jobs")
-	cronJobsR  = batchv1.SchemeGroupVersion.WithResource("cronjobs")
-	plansR     = api.SchemeGroupVersion.WithResource("maintenanceplans")
-	resources  = []schema.GroupVersionResource{nodesR, podsR, pvsR, pvcsR, pdbsR, rsR, depsR, stsR, dsR, jobsR, cronJobsR, plansR}
-	listKinds  = map[schema.GroupVersionResource]func() runtime.Object{}
-	scheme     = runtime.NewScheme()
-	namespaced = map[schema.GroupVersionResource]bool{podsR: true, pvcsR: true, pdbsR: true, rsR: true, depsR: true, stsR: true, dsR: true, jobsR: true, cronJobsR: true}
+	nodesR    = corev1.SchemeGroupVersion.WithResource("nodes")
+	podsR     = corev1.SchemeGroupVersion.WithResource("pods")
+	pvsR      = corev1.SchemeGroupVersion.WithResource("persistentvolumes")
+	pvcsR     = corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims")
+	pdbsR     = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
+	rsR       = appsv1.SchemeGroupVersion.WithResource("replicasets")
+	depsR     = appsv1.SchemeGroupVersion.WithResource("deployments")
+	stsR      = appsv1.SchemeGroupVersion.WithResource("statefulsets")
+	dsR       = appsv1.SchemeGroupVersion.WithResource("daemonsets")
+	jobsR     = batchv1.SchemeGroupVersion.WithResource("jobs")
+	cronJobsR = batchv1.SchemeGroupVersion.WithResource("cronjobs")
+	plansR    = api.SchemeGroupVersion.WithResource("maintenanceplans")
+	resources = []schema.GroupVersionResource{nodesR, podsR, pvsR, pvcsR, pdbsR, rsR, depsR, stsR, dsR, jobsR, cronJobsR, plansR}
+	listKinds = map[schema.GroupVersionResource]func() runtime.Object{}
+	scheme    = runtime.NewScheme()
 )
 
 func init() {
@@ -313,8 +312,8 @@ func (s *store) remove(r schema.GroupVersionResource, namespace, name string, ui
 	}
 	om, _ := meta.Accessor(old)
 	if uid != "" && uid != om.GetUID() {
-		return nil, apierrors.NewConflict(r.GroupResource(), name,
-			fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, om.GetUID()))
+		return nil, apierrors.NewConflict(r.GroupResource(), name, // the API server's message
+			fmt.Errorf("%s: UID in precondition: %s, UID in object meta: %s", "Precondition failed", uid, om.GetUID()))
 	}
 	if len(om.GetFinalizers()) > 0 || graceful {
 		if om.GetDeletionTimestamp() != nil {

@@ -70,15 +70,12 @@ type World struct {
 	failed     string
 
 	// What the invariants remember.
-	evictions   map[types.UID]int       // applied evictions by maintd, per pod UID
-	spent       map[string][]int64      // PDB -> the versions maintd's evictions spent it at
-	actions     int64                   // evictions maintd sent
-	refused     map[string]int64        // PDB -> the version a 429 was answered at
-	drainStart  map[types.UID]time.Time // plan -> when its status first said Cordoning
-	factsWrites int64                   // writes other than plans' status
-	planWrites  map[types.UID]int64     // status writes per plan
-	allPlanWr   int64
-	silence     map[types.UID]*silence
+	evictions  map[types.UID]int       // applied evictions by maintd, per pod UID
+	spent      map[string][]int64      // PDB -> the versions maintd's evictions spent it at
+	actions    int64                   // evictions maintd sent
+	refused    map[string]int64        // PDB -> the version a 429 was answered at
+	drainStart map[types.UID]time.Time // plan -> when its status first said Cordoning
+	silence    map[types.UID]*silence
 }
 
 type silence struct {
