@@ -8,8 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -156,4 +158,23 @@ func ready(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// Evict answers one eviction on a cluster holding objects (pods and
+// PodDisruptionBudgets, stored as given: UIDs, generations and statuses
+// kept) at now, as the simulation's endpoint does. A test compares its
+// answers with a real API server's.
+func Evict(objects []runtime.Object, ev *policyv1.Eviction, now time.Time) Verdict {
+	s := newStore(func() metav1.Time { return metav1.NewTime(now) })
+	for _, o := range objects {
+		r := podsR
+		if _, ok := o.(*policyv1.PodDisruptionBudget); ok {
+			r = pdbsR
+		}
+		o = o.DeepCopyObject()
+		m, _ := meta.Accessor(o)
+		m.SetResourceVersion(s.nextRV())
+		s.objects[r][keyOf(o)] = o
+	}
+	return s.evict(ev)
 }
