@@ -22,6 +22,8 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "now", Usage: "judge at `TIME` (RFC 3339) instead of the snapshot's capturedAt, and measure its age up to TIME"},
 		&cli.DurationFlag{Name: "max-age", Value: analyze.DefaultMaxAge, Usage: "report a snapshot older than `DURATION` (snapshot-stale)"},
 		&cli.DurationFlag{Name: "max-grace", Value: analyze.DefaultMaxGrace, Usage: "report pods whose terminationGracePeriodSeconds exceeds `DURATION`"},
+		&cli.IntFlag{Name: "max-concurrent-evictions", Value: analyze.DefaultConcurrency, Usage: "forecast: at most `N` evictions in flight (requested, the pod not yet gone), as maintd's maxConcurrentEvictions"},
+		&cli.DurationFlag{Name: "default-ready-time", Value: analyze.DefaultReadyTime, Usage: "forecast: a replacement's time from scheduled to Ready when no pod of its workload shows both (`DURATION`)"},
 		&cli.Int64Flag{Name: "max-input", Value: document.DefaultLimit, Usage: "refuse input larger than `BYTES`"},
 		&cli.BoolFlag{Name: "list-checks", Usage: "print the catalogue of checks (code, severity, fix) as JSON or, with -o table, a table, and read nothing"},
 	}
@@ -29,7 +31,7 @@ func app() *cli.App {
 		Name:    "k8s-analyze",
 		Summary: "offline drain-risk grading of nodes from a Snapshot",
 		Synopsis: []string{
-			"k8s-analyze [-f FILE] [--node NAME]... [-o json|yaml|table] [--now TIME] [--max-age 5m] [--max-grace D]",
+			"k8s-analyze [-f FILE] [--node NAME]... [-o json|yaml|table] [--now TIME] [--max-age 5m] [--max-grace D] [--max-concurrent-evictions 50] [--default-ready-time 1m]",
 			"k8s-analyze --list-checks [-o json|table]",
 		},
 		Doc: doc,
@@ -37,6 +39,7 @@ func app() *cli.App {
 			{Comment: "May node-1 be drained now? A snapshot of what its drain needs, graded as a table", Command: "k8s-snapshot --node node-1 | k8s-analyze --node node-1 -o table"},
 			{Comment: "Grade every node of a saved snapshot, as YAML", Command: "k8s-analyze -f snapshot.json -o yaml"},
 			{Comment: "The pods the Eviction API would refuse right now", Command: `k8s-analyze -f snapshot.json | jq -r '.nodes[].pods[] | select(.evictableNow.allowed == false) | .namespace + "/" + .name'`},
+			{Comment: "How long draining each node would take, and why some never end (a whole-cluster snapshot judges where replacements go)", Command: `k8s-snapshot | k8s-analyze | jq -r '.nodes[] | "\(.name) \(.forecast.verdict) p50=\(.forecast.p50) p90=\(.forecast.p90)"'`},
 			{Comment: "Every check, its severity and its fix", Command: "k8s-analyze --list-checks -o table"},
 		},
 		ExitCodes: []command.ExitCode{
@@ -63,9 +66,16 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return command.Usage("%v", err)
 	}
-	opts := analyze.Options{Nodes: c.StringSlice("node"), MaxGrace: c.Duration("max-grace"), MaxAge: c.Duration("max-age"), Wall: time.Now()}
+	opts := analyze.Options{Nodes: c.StringSlice("node"), MaxGrace: c.Duration("max-grace"), MaxAge: c.Duration("max-age"), Wall: time.Now(),
+		Forecast: &analyze.ForecastOptions{Concurrency: c.Int("max-concurrent-evictions"), DefaultReady: c.Duration("default-ready-time")}}
 	if opts.MaxGrace <= 0 {
 		return command.Usage("--max-grace must be positive")
+	}
+	if opts.Forecast.Concurrency <= 0 {
+		return command.Usage("--max-concurrent-evictions must be positive")
+	}
+	if opts.Forecast.DefaultReady <= 0 {
+		return command.Usage("--default-ready-time must be positive")
 	}
 	if opts.MaxAge <= 0 {
 		return command.Usage("--max-age must be positive")

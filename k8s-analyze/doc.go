@@ -10,6 +10,19 @@
 // arithmetic of every PDB covering the node's pods. --list-checks prints
 // every check with its severity and fix.
 //
+// Every node also gets a forecast: how long until its evictable pods are
+// gone, p50 and p90, as Go durations; the critical path (the PDB, or the
+// workload, whose rounds dominate, with its rounds and the time of one:
+// the grace period plus the time a replacement takes to become Ready,
+// learned from the workload's own pods' PodScheduled and Ready times,
+// --default-ready-time when none shows both); and a verdict: ok, never (a
+// PDB that can never allow, overlapping PDBs, a budget that never refills,
+// replacements no other node can run) or unknown (naming what the snapshot
+// cannot tell). Evictions in flight are bounded by
+// --max-concurrent-evictions (default 50, as maintd). Where replacements
+// can run is judged only on a whole-cluster snapshot (k8s-snapshot without
+// --node); on a node-scoped one it is unknown.
+//
 // Time is the snapshot's capturedAt, so the verdicts are deterministic;
 // --now overrides it.
 //
@@ -19,7 +32,8 @@
 // finding snapshot-inconsistent when the snapshot is not consistent, and
 // snapshot-stale when it is older than --max-age (default 5m).
 //
-// Output: -o json (default), yaml, or table (one line per node, then its
+// Output: -o json (default), yaml, or table (one line per node with its
+// forecast, then the forecast's critical path and causes, then its
 // findings; colour only on a terminal).
 //
 // JSON is the fast path. YAML goes through a general YAML parser first,

@@ -46,6 +46,10 @@ type Options struct {
 	Wall time.Time
 	// MaxAge is the snapshot-stale threshold; zero means DefaultMaxAge.
 	MaxAge time.Duration
+	// Forecast, when set, gives every node a drain forecast
+	// (Node.Forecast). The k8s-analyze command always sets it; maintd, whose
+	// caches keep only what the checks read, does not.
+	Forecast *ForecastOptions
 }
 
 // DefaultMaxAge is the age above which a snapshot is reported stale.
@@ -94,6 +98,9 @@ func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 		now = s.Metadata.CapturedAt.Time
 	}
 	a := &analyzer{x: x, now: now, maxGrace: cmp.Or(opts.MaxGrace, DefaultMaxGrace), checks: checksByCode(), useless: map[string][]Finding{}}
+	if opts.Forecast != nil {
+		a.fc = newForecaster(x, s, *opts.Forecast)
+	}
 	wall := opts.Wall
 	if wall.IsZero() {
 		wall = now
@@ -154,6 +161,8 @@ type analyzer struct {
 	// snapshot are the findings about the snapshot itself, on every node.
 	snapshot []Finding
 	checks   map[Code]Check
+	// fc makes the drain forecasts; nil without Options.Forecast.
+	fc *forecaster
 }
 
 // snapshotFindings judges the snapshot itself: whether it is one
@@ -181,6 +190,7 @@ func (a *analyzer) finding(code Code, subject Subject, evidence map[string]strin
 // podState is what the node pass keeps of one pod.
 type podState struct {
 	pod      *view.Pod
+	chain    chain
 	verdict  *PodVerdict // in the node's Pods
 	matching []*pdbInfo
 	skipped  bool
@@ -195,6 +205,7 @@ type scratch struct {
 	accs       map[*pdbInfo]int // index in order
 	order      []pdbAcc
 	pdbCodes   map[*pdbInfo][]Code
+	forecast   forecastScratch
 }
 
 // pdbAcc counts the pods of a node a PDB covers.
@@ -217,7 +228,7 @@ func (sc *scratch) reset(pods int) {
 	sc.order = sc.order[:0]
 }
 
-func (a *analyzer) node(n *view.Object, sc *scratch) Node {
+func (a *analyzer) node(n *view.Node, sc *scratch) Node {
 	idx := a.x.podsByNode[n.Name]
 	out := Node{Name: n.Name, UID: n.UID, Risk: Low, Findings: []Finding{}, Pods: make([]PodVerdict, len(idx)), PDBs: []PDBBudget{}}
 	sc.reset(len(idx))
@@ -311,6 +322,9 @@ func (a *analyzer) node(n *view.Object, sc *scratch) Node {
 		}
 	}
 	out.Counts.Pods = len(idx)
+	if a.fc != nil {
+		out.Forecast = a.forecast(n, states, &sc.forecast)
+	}
 	for _, f := range out.Findings {
 		out.Risk = out.Risk.worse(f.Severity)
 		switch f.Severity {
@@ -374,7 +388,7 @@ func (a *analyzer) pod(p *view.Pod, c chain, sc *scratch, v *PodVerdict) (podSta
 		Namespace: p.Namespace, Name: p.Name, UID: p.UID, Owners: hops, PDBs: refs,
 		EvictableNow: evictableNow(p, pdbs),
 	}
-	st := podState{pod: p, matching: matching, verdict: v}
+	st := podState{pod: p, chain: c, matching: matching, verdict: v}
 	subj := podSubject(p)
 	var fs []Finding
 	add := func(f Finding) {
@@ -577,7 +591,7 @@ func (a *analyzer) claim(p *view.Pod, subj Subject, volume, claim string) []Find
 // pinned says why pv can only be used on node n ("" when it is not): a local
 // or hostPath volume, or required node affinity that only n satisfies by
 // its name or hostname label.
-func pinned(pv *view.PersistentVolume, n *view.Object) string {
+func pinned(pv *view.PersistentVolume, n *view.Node) string {
 	switch {
 	case pv.Spec.Local != nil:
 		return "spec.local"

@@ -9,9 +9,12 @@ import (
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
-// FuzzAnalyze feeds arbitrary bytes through decoding, analysis and encoding:
-// it must never panic, and whatever decodes either analyses into a report
-// that encodes, or fails with an error.
+// FuzzAnalyze feeds arbitrary bytes through decoding, analysis with the drain
+// forecast (its placement model parses selectors, node affinity,
+// tolerations and spread constraints of the input) and encoding: it must
+// never panic, and whatever decodes either analyses into a report that
+// encodes, or fails with an error. A forecast that is not never has its
+// estimate.
 func FuzzAnalyze(f *testing.F) {
 	for _, file := range golden.Snapshots(f, "../testdata/script") {
 		f.Add(file.Data)
@@ -22,9 +25,14 @@ func FuzzAnalyze(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r, err := Analyze(s, Options{})
+		r, err := Analyze(s, Options{Forecast: &ForecastOptions{}})
 		if err != nil {
 			return
+		}
+		for _, n := range r.Nodes {
+			if f := n.Forecast; f == nil || (f.Verdict == VerdictNever) != (f.P50 == nil) || (f.P50 != nil && f.P90.Duration < f.P50.Duration) {
+				t.Fatalf("node %s: forecast %+v", n.Name, f)
+			}
 		}
 		if err := document.Encode(io.Discard, document.JSON, r); err != nil {
 			t.Fatalf("encode: %v", err)

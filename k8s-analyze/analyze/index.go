@@ -21,7 +21,7 @@ import (
 // index holds the snapshot's objects keyed the ways the checks look them up,
 // built once so that no check rescans all pods or PDBs.
 type index struct {
-	nodes map[string]*view.Object
+	nodes map[string]*view.Node
 	pods  []view.Pod
 	// chains are the owner chains of pods, by index in pods.
 	chains []chain
@@ -182,7 +182,7 @@ func name(namespace, n string) string {
 
 func newIndex(s *view.Snapshot) *index {
 	x := &index{
-		nodes:         make(map[string]*view.Object, len(s.Nodes)),
+		nodes:         make(map[string]*view.Node, len(s.Nodes)),
 		pods:          s.Pods,
 		podsByNode:    make(map[string][]int, len(s.Nodes)),
 		podsByNS:      make(map[string][]*view.Pod),

@@ -43,8 +43,11 @@ type Node struct {
 	Name string    `json:"name"`
 	UID  types.UID `json:"uid"`
 	// Risk is the highest severity among Findings, low when there are none.
-	Risk     Severity     `json:"risk"`
-	Counts   Counts       `json:"counts"`
+	Risk   Severity `json:"risk"`
+	Counts Counts   `json:"counts"`
+	// Forecast is how long draining the node takes, or why it never ends
+	// (absent unless Options.Forecast is set; the command always sets it).
+	Forecast *Forecast    `json:"forecast,omitempty"`
 	Findings []Finding    `json:"findings"`
 	Pods     []PodVerdict `json:"pods"`
 	PDBs     []PDBBudget  `json:"pdbs"`
@@ -149,6 +152,88 @@ type PDBBudget struct {
 	// of the node's pods (PodsUsingBudget 0): told here, they do not weigh
 	// on the node's risk. Otherwise they are among the node's findings.
 	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Verdict is a forecast's verdict.
+type Verdict string
+
+const (
+	// VerdictOK: the drain ends, in about P50 (P90 at the upper quantile).
+	VerdictOK Verdict = "ok"
+	// VerdictNever: the drain cannot complete; the causes say why.
+	VerdictNever Verdict = "never"
+	// VerdictUnknown: something the forecast needs could not be judged
+	// from the snapshot; the causes name it. P50 and P90 assume it turns
+	// out well.
+	VerdictUnknown Verdict = "unknown"
+)
+
+// Forecast is the drain forecast of a node: how long until the pods a drain
+// evicts are gone (docs/design.md, "Drain forecast", has the model).
+type Forecast struct {
+	Verdict Verdict `json:"verdict"`
+	// P50 and P90 are the time until the node is empty of the pods a drain
+	// evicts, with each workload's median and upper-quantile time to Ready.
+	// Absent when the verdict is never.
+	P50 *metav1.Duration `json:"p50,omitempty"`
+	P90 *metav1.Duration `json:"p90,omitempty"`
+	// CriticalPath is the group of pods whose last one goes last (at P50).
+	// Absent when nothing is evicted, or the verdict is never.
+	CriticalPath *CriticalPath `json:"criticalPath,omitempty"`
+	// Causes say why the verdict is never, and what could not be judged;
+	// never causes first.
+	Causes []ForecastCause `json:"causes,omitempty"`
+	// Pods are the node's pods the drain evicts (not skipped): those timed.
+	Pods int `json:"pods"`
+	// Concurrency bounds the evictions in flight (requested, pod not yet
+	// gone).
+	Concurrency int `json:"concurrency"`
+}
+
+// CriticalPath is the PodDisruptionBudget, or for pods no budget governs
+// the workload, that dominates a node's drain.
+type CriticalPath struct {
+	// Kind is PodDisruptionBudget, or the workload's kind (the top of its
+	// owner chain: Deployment, StatefulSet, ...; Pod for a pod without a
+	// controller).
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Pods are the node's pods in the group.
+	Pods int `json:"pods"`
+	// Rounds are how many times the drain evicts some of the group's pods
+	// and waits: its budget's refills, or free eviction slots.
+	Rounds int `json:"rounds"`
+	// RoundTime is one round: Grace plus Ready.P50, the longest of the
+	// group's pods.
+	RoundTime metav1.Duration `json:"roundTime"`
+	// Grace is the termination grace period that applies to the group's
+	// pods (the longest; 30s when unset).
+	Grace metav1.Duration `json:"grace"`
+	// Ready is how long a replacement takes from scheduled to Ready.
+	Ready ReadyTime `json:"ready"`
+}
+
+// ReadyTime is a workload's time from PodScheduled to Ready, learned from its
+// pods, or the default when none shows both.
+type ReadyTime struct {
+	// Workload is the workload it was learned from (kind namespace/name).
+	Workload string          `json:"workload"`
+	P50      metav1.Duration `json:"p50"`
+	P90      metav1.Duration `json:"p90"`
+	// Samples are the pods that showed both times; 0 means the default.
+	Samples int `json:"samples"`
+}
+
+// ForecastCause is one reason for a never or unknown verdict.
+type ForecastCause struct {
+	// Verdict is never or unknown: what this cause alone makes of the
+	// forecast.
+	Verdict Verdict `json:"verdict"`
+	// Reason is a stable code (CHECKS.md, "Drain forecast").
+	Reason  string  `json:"reason"`
+	Subject Subject `json:"subject"`
+	Message string  `json:"message"`
 }
 
 // Severity is a finding's severity and a node's risk.

@@ -2,13 +2,18 @@ package analyze
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// WriteTable writes r for people: one line per node, then its findings, one
-// a line. colour adds ANSI colours to risks and severities.
+// WriteTable writes r for people: one line per node (with its forecast's
+// verdict, p50 and p90 when the report has forecasts), then the forecast's
+// critical path and causes, then its findings, one a line. colour adds ANSI
+// colours to risks, severities and verdicts.
 func WriteTable(w io.Writer, r *Report, colour bool) error {
 	bw := bufio.NewWriter(w)
 	paint := func(s Severity, text string) string {
@@ -23,15 +28,47 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		}
 		return "\x1b[2m" + text + "\x1b[0m"
 	}
-	nodeW := len("NODE")
+	nodeW, p50W, p90W, forecasts := len("NODE"), len("P50"), len("P90"), false
 	for _, n := range r.Nodes {
 		nodeW = max(nodeW, len(n.Name))
+		if f := n.Forecast; f != nil {
+			forecasts = true
+			p50W, p90W = max(p50W, len(duration(f.P50))), max(p90W, len(duration(f.P90)))
+		}
 	}
-	fmt.Fprintf(bw, "%-*s  %-6s  %4s  %5s  %4s  %5s  %s\n", nodeW, "NODE", "RISK", "PODS", "EVICT", "SKIP", "BLOCK", "FINDINGS")
+	forecastCols := func(f *Forecast) string {
+		if !forecasts {
+			return ""
+		}
+		if f == nil {
+			f = &Forecast{}
+		}
+		return fmt.Sprintf("%s  %-*s  %-*s  ", paint(verdictSeverity(f.Verdict), fmt.Sprintf("%-8s", cmp.Or(string(f.Verdict), "-"))), p50W, duration(f.P50), p90W, duration(f.P90))
+	}
+	header := ""
+	if forecasts {
+		header = fmt.Sprintf("%-8s  %-*s  %-*s  ", "FORECAST", p50W, "P50", p90W, "P90")
+	}
+	fmt.Fprintf(bw, "%-*s  %-6s  %4s  %5s  %4s  %5s  %sFINDINGS\n", nodeW, "NODE", "RISK", "PODS", "EVICT", "SKIP", "BLOCK", header)
 	for _, n := range r.Nodes {
 		c := n.Counts
-		fmt.Fprintf(bw, "%-*s  %s  %4d  %5d  %4d  %5d  %d high, %d medium, %d low\n", nodeW, n.Name,
-			paint(n.Risk, fmt.Sprintf("%-6s", n.Risk)), c.Pods, c.Evict, c.Skip, c.Block, c.High, c.Medium, c.Low)
+		fmt.Fprintf(bw, "%-*s  %s  %4d  %5d  %4d  %5d  %s%d high, %d medium, %d low\n", nodeW, n.Name,
+			paint(n.Risk, fmt.Sprintf("%-6s", n.Risk)), c.Pods, c.Evict, c.Skip, c.Block, forecastCols(n.Forecast), c.High, c.Medium, c.Low)
+		if f := n.Forecast; f != nil {
+			if cp := f.CriticalPath; cp != nil {
+				fmt.Fprintf(bw, "  forecast  %-7s  %s %s: %s\n", "path", cp.Kind, name(cp.Namespace, cp.Name), pathText(cp))
+			}
+			reasonW, subjW := 0, 0
+			subjects := make([]string, len(f.Causes))
+			for i, c := range f.Causes {
+				subjects[i] = c.Subject.Kind + " " + name(c.Subject.Namespace, c.Subject.Name)
+				reasonW, subjW = max(reasonW, len(c.Reason)), max(subjW, len(subjects[i]))
+			}
+			for i, c := range f.Causes {
+				fmt.Fprintf(bw, "  forecast  %s  %-*s  %-*s  %s\n", paint(verdictSeverity(c.Verdict), fmt.Sprintf("%-7s", c.Verdict)),
+					reasonW, c.Reason, subjW, subjects[i], strings.ReplaceAll(c.Message, "\n", " "))
+			}
+		}
 		codeW, subjW := 0, 0
 		subjects := make([]string, len(n.Findings))
 		for i, f := range n.Findings {
@@ -44,4 +81,43 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// duration is d as a Go duration, "-" for none.
+func duration(d *metav1.Duration) string {
+	if d == nil {
+		return "-"
+	}
+	return d.Duration.String()
+}
+
+// verdictSeverity colours a verdict as the severity of the same weight.
+func verdictSeverity(v Verdict) Severity {
+	switch v {
+	case VerdictNever:
+		return High
+	case VerdictUnknown:
+		return Medium
+	}
+	return Low
+}
+
+// pathText tells a critical path's rounds and their time: each round but
+// the last waits for the grace and the replacement's Ready; the last ends
+// when its pods are gone.
+func pathText(cp *CriticalPath) string {
+	pods := "pods"
+	if cp.Pods == 1 {
+		pods = "pod"
+	}
+	learned := "the default"
+	if cp.Ready.Samples > 0 {
+		learned = fmt.Sprintf("learned from %d pods of %s", cp.Ready.Samples, cp.Ready.Workload)
+	}
+	if cp.Rounds == 1 {
+		return fmt.Sprintf("%d %s in 1 round, gone after the grace %s; ready p50 %s, p90 %s, %s", cp.Pods, pods, cp.Grace.Duration,
+			cp.Ready.P50.Duration, cp.Ready.P90.Duration, learned)
+	}
+	return fmt.Sprintf("%d %s in %d rounds of %s (grace %s + ready p50 %s), the last ending with the grace; ready p90 %s, %s", cp.Pods, pods, cp.Rounds,
+		cp.RoundTime.Duration, cp.Grace.Duration, cp.Ready.P50.Duration, cp.Ready.P90.Duration, learned)
 }

@@ -269,7 +269,7 @@ func full(s *snapshot.Snapshot) map[string]sink {
 func views(s *view.Snapshot) map[string]sink {
 	m := header(&s.Header, &s.Metadata)
 	m["nodes"] = newList(&s.Nodes, view.NodeOf)
-	m["pods"] = newList(&s.Pods, view.PodOf)
+	m["pods"] = newList(&s.Pods, view.PodWithSchedulingOf)
 	m["replicaSets"] = newList(&s.ReplicaSets, view.ReplicaSetOf)
 	m["deployments"] = newList(&s.Deployments, view.DeploymentOf)
 	m["statefulSets"] = newList(&s.StatefulSets, view.StatefulSetOf)

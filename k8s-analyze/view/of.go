@@ -1,25 +1,29 @@
 package view
 
 import (
+	"slices"
+	"strings"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 )
 
-// Of is the view of s. It shares s's strings, maps and the values it keeps
+// Of is the view of s, pods with their Scheduling. It shares s's strings, maps and the values it keeps
 // whole.
 func Of(s *snapshot.Snapshot) *Snapshot {
 	return &Snapshot{
 		Header:                   s.Header,
 		Metadata:                 s.Metadata,
 		Nodes:                    each(s.Nodes, NodeOf),
-		Pods:                     each(s.Pods, PodOf),
+		Pods:                     each(s.Pods, PodWithSchedulingOf),
 		ReplicaSets:              each(s.ReplicaSets, ReplicaSetOf),
 		Deployments:              each(s.Deployments, DeploymentOf),
 		StatefulSets:             each(s.StatefulSets, StatefulSetOf),
@@ -54,7 +58,20 @@ func MetaOf(m *metav1.ObjectMeta) ObjectMeta {
 	}
 }
 
-func NodeOf(n *corev1.Node) Object                    { return Object{MetaOf(&n.ObjectMeta)} }
+// NodeOf keeps of a node its metadata, whether it is cordoned, its taints
+// and its allocatable resources.
+func NodeOf(n *corev1.Node) Node {
+	v := Node{ObjectMeta: MetaOf(&n.ObjectMeta)}
+	v.Spec.Unschedulable, v.Spec.Taints = n.Spec.Unschedulable, n.Spec.Taints
+	if a := n.Status.Allocatable; len(a) > 0 {
+		v.Status.Allocatable = &Resources{
+			MilliCPU: a.Cpu().MilliValue(), Memory: a.Memory().Value(),
+			EphemeralStorage: a.StorageEphemeral().Value(), Pods: a.Pods().Value(),
+		}
+	}
+	return v
+}
+
 func DaemonSetOf(d *appsv1.DaemonSet) Object          { return Object{MetaOf(&d.ObjectMeta)} }
 func JobOf(j *batchv1.Job) Object                     { return Object{MetaOf(&j.ObjectMeta)} }
 func CronJobOf(j *batchv1.CronJob) Object             { return Object{MetaOf(&j.ObjectMeta)} }
@@ -81,7 +98,7 @@ func StatefulSetOf(s *appsv1.StatefulSet) Scalable {
 	return scalable(&s.ObjectMeta, s.Spec.Replicas, s.Status.ReadyReplicas)
 }
 
-// PodOf keeps of a pod what the analysis reads: the metadata, the node, the
+// PodOf keeps of a pod what the checks read: the metadata, the node, the
 // grace period, the volumes that tie its data to the node or to its life
 // (local and claim sources, see Volume), the phase, the start time and the
 // Ready condition. Other volumes and conditions weigh on no check.
@@ -105,6 +122,127 @@ func PodOf(p *corev1.Pod) Pod {
 		}
 	}
 	return v
+}
+
+// PodWithSchedulingOf is PodOf with the pod's Scheduling, what the drain
+// forecast reads. Of and the decoding keep it; a pod cache that keeps only
+// what PodOf keeps (maintd's) gives the checks what they read but no
+// forecast.
+func PodWithSchedulingOf(p *corev1.Pod) Pod {
+	v := PodOf(p)
+	v.Scheduling = SchedulingOf(p)
+	return v
+}
+
+// SchedulingOf is what the drain forecast reads of p, or nil when p has
+// none of it.
+func SchedulingOf(p *corev1.Pod) *Scheduling {
+	s := Scheduling{
+		Requests: requests(&p.Spec), NodeSelector: p.Spec.NodeSelector, Affinity: p.Spec.Affinity,
+		Tolerations: p.Spec.Tolerations, TopologySpreadConstraints: p.Spec.TopologySpreadConstraints,
+		ResourceClaims: len(p.Spec.ResourceClaims),
+	}
+	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for i := range cs {
+			for _, port := range cs[i].Ports {
+				if port.HostPort != 0 {
+					s.HostPorts = append(s.HostPorts, port)
+				}
+			}
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		switch {
+		case c.Status != corev1.ConditionTrue:
+		case c.Type == corev1.PodScheduled:
+			s.Scheduled = c.LastTransitionTime
+		case c.Type == corev1.PodReady:
+			s.Ready = c.LastTransitionTime
+		}
+	}
+	r := s.Requests
+	if r.MilliCPU == 0 && r.Memory == 0 && r.EphemeralStorage == 0 && r.Other == nil && s.NodeSelector == nil && s.Affinity == nil &&
+		s.Tolerations == nil && s.TopologySpreadConstraints == nil && s.HostPorts == nil && s.ResourceClaims == 0 &&
+		s.Scheduled.IsZero() && s.Ready.IsZero() {
+		return nil
+	}
+	s.Requests.Pods = 1
+	return &s
+}
+
+// requests are a pod's effective requests as the scheduler counts them
+// (the Kubernetes resource helper's PodRequests, without in-place resize):
+// the containers' sum, or more if an init container needs more (sidecars,
+// init containers with restartPolicy Always, run alongside and add up), the
+// pod-level requests instead for CPU, memory and hugepages when set, plus
+// the overhead. Pods is 0: the caller counts the pod.
+func requests(spec *corev1.PodSpec) Resources {
+	sum := map[corev1.ResourceName]int64{}
+	add := func(to map[corev1.ResourceName]int64, l corev1.ResourceList) {
+		for name, q := range l {
+			to[name] += amount(name, q)
+		}
+	}
+	for i := range spec.Containers {
+		add(sum, spec.Containers[i].Resources.Requests)
+	}
+	sidecars, initMax := map[corev1.ResourceName]int64{}, map[corev1.ResourceName]int64{}
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		var need map[corev1.ResourceName]int64
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			add(sum, c.Resources.Requests)
+			add(sidecars, c.Resources.Requests)
+			need = sidecars
+		} else {
+			need = map[corev1.ResourceName]int64{}
+			add(need, c.Resources.Requests)
+			for name, v := range sidecars {
+				need[name] += v
+			}
+		}
+		for name, v := range need {
+			initMax[name] = max(initMax[name], v)
+		}
+	}
+	for name, v := range initMax {
+		sum[name] = max(sum[name], v)
+	}
+	if spec.Resources != nil {
+		for name, q := range spec.Resources.Requests {
+			if name == corev1.ResourceCPU || name == corev1.ResourceMemory || strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
+				sum[name] = amount(name, q)
+			}
+		}
+	}
+	add(sum, spec.Overhead)
+	var r Resources
+	for name, v := range sum {
+		switch name {
+		case corev1.ResourceCPU:
+			r.MilliCPU = v
+		case corev1.ResourceMemory:
+			r.Memory = v
+		case corev1.ResourceEphemeralStorage:
+			r.EphemeralStorage = v
+		case corev1.ResourcePods:
+		default:
+			if v > 0 {
+				r.Other = append(r.Other, name)
+			}
+		}
+	}
+	slices.Sort(r.Other)
+	return r
+}
+
+// amount is q in the unit Resources counts name in: millicores for CPU,
+// whole units (bytes) otherwise, rounded up.
+func amount(name corev1.ResourceName, q resource.Quantity) int64 {
+	if name == corev1.ResourceCPU {
+		return q.MilliValue()
+	}
+	return q.Value()
 }
 
 // KeepsVolume reports whether PodOf keeps a volume: one with a local or

@@ -24,7 +24,7 @@ type Snapshot struct {
 	document.Header `json:",inline"`
 	Metadata        snapshot.Metadata `json:"metadata"`
 
-	Nodes                    []Object                `json:"nodes"`
+	Nodes                    []Node                  `json:"nodes"`
 	Pods                     []Pod                   `json:"pods"`
 	ReplicaSets              []Scalable              `json:"replicaSets"`
 	Deployments              []Scalable              `json:"deployments"`
@@ -59,6 +59,32 @@ type Object struct {
 	ObjectMeta `json:"metadata"`
 }
 
+// Node is a corev1.Node as the analysis reads it: its metadata, and what
+// the drain forecast reads to place replacements on it (whether it takes
+// new pods, its taints, its allocatable resources).
+type Node struct {
+	ObjectMeta `json:"metadata"`
+	Spec       struct {
+		Unschedulable bool           `json:"unschedulable"`
+		Taints        []corev1.Taint `json:"taints"`
+	} `json:"spec"`
+	Status struct {
+		// Allocatable is nil when the node has no status.allocatable.
+		Allocatable *Resources `json:"allocatable"`
+	} `json:"status"`
+}
+
+// Resources are the amounts the drain forecast weighs: CPU in millicores,
+// memory and ephemeral storage in bytes, and pods. Other names the other
+// resources (extended resources, hugepages), which it does not weigh.
+type Resources struct {
+	MilliCPU         int64                 `json:"milliCPU"`
+	Memory           int64                 `json:"memory"`
+	EphemeralStorage int64                 `json:"ephemeralStorage"`
+	Pods             int64                 `json:"pods"`
+	Other            []corev1.ResourceName `json:"other"`
+}
+
 // Scalable is a ReplicaSet, Deployment or StatefulSet: an owner with
 // replicas.
 type Scalable struct {
@@ -71,11 +97,40 @@ type Scalable struct {
 	} `json:"status"`
 }
 
-// Pod is a corev1.Pod as the checks read it.
+// Pod is a corev1.Pod as the checks read it, and, in Scheduling, as the
+// drain forecast reads it.
 type Pod struct {
 	ObjectMeta `json:"metadata"`
 	Spec       PodSpec   `json:"spec"`
 	Status     PodStatus `json:"status"`
+	// Scheduling is what the drain forecast reads: nil when the pod has
+	// none of it (or the view was made by PodOf alone).
+	Scheduling *Scheduling `json:"scheduling"`
+}
+
+// Scheduling is what the drain forecast reads of a pod: what the scheduler
+// weighs to place its replacement (requests, node selection, tolerations,
+// pod anti-affinity, topology spread, and the constraints the forecast
+// cannot judge, kept to be named), and when it was scheduled and became
+// Ready, from which a workload's time to Ready is learned.
+type Scheduling struct {
+	// Requests are the pod's effective requests, as the scheduler counts
+	// them (pod-level resources, or the containers' with init and sidecar
+	// containers, plus overhead); Pods is 1.
+	Requests                  Resources                         `json:"requests"`
+	NodeSelector              map[string]string                 `json:"nodeSelector"`
+	Affinity                  *corev1.Affinity                  `json:"affinity"`
+	Tolerations               []corev1.Toleration               `json:"tolerations"`
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints"`
+	// HostPorts are the container ports with a hostPort.
+	HostPorts []corev1.ContainerPort `json:"hostPorts"`
+	// ResourceClaims counts spec.resourceClaims (dynamic resource
+	// allocation).
+	ResourceClaims int `json:"resourceClaims"`
+	// Scheduled and Ready are the lastTransitionTime of the PodScheduled
+	// and Ready conditions when they are True; zero otherwise.
+	Scheduled metav1.Time `json:"scheduled"`
+	Ready     metav1.Time `json:"ready"`
 }
 
 type PodSpec struct {

@@ -1,0 +1,671 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
+)
+
+// The drain forecast (docs/design.md, "Drain forecast"): how long until a
+// node is empty of the pods a drain evicts, at the median and at the upper
+// quantile of each workload's time to Ready, or why it never is.
+
+// Defaults of the forecast.
+const (
+	// DefaultConcurrency bounds the evictions in flight, as maintd's
+	// maxConcurrentEvictions does by default.
+	DefaultConcurrency = 50
+	// DefaultGrace is the termination grace period of a pod that sets
+	// none (the API's default).
+	DefaultGrace = 30 * time.Second
+	// DefaultReadyTime is a replacement's time from scheduled to Ready when
+	// no pod of its workload shows both times.
+	DefaultReadyTime = time.Minute
+)
+
+// ForecastOptions tune the forecast.
+type ForecastOptions struct {
+	// Concurrency bounds the evictions in flight (requested, the pod not
+	// yet gone); zero means DefaultConcurrency.
+	Concurrency int
+	// DefaultReady is used when no pod of a workload shows both its
+	// PodScheduled and Ready times; zero means DefaultReadyTime.
+	DefaultReady time.Duration
+}
+
+// Reasons of forecast causes (CHECKS.md, "Drain forecast").
+const (
+	// never
+	ReasonPDBNeverAllows  = "pdb-never-allows"
+	ReasonPDBNeverRefills = "pdb-never-refills"
+	ReasonPDBOverlap      = "pdb-overlap"
+	ReasonUnschedulable   = "replacement-unschedulable"
+	ReasonNoCapacity      = "insufficient-capacity"
+	// unknown
+	ReasonPDBExhausted    = "pdb-exhausted"
+	ReasonPDBStale        = "pdb-stale"
+	ReasonPDBSyncFailed   = "pdb-sync-failed"
+	ReasonPDBForbidden    = "pdb-forbidden"
+	ReasonNotModelled     = "constraint-not-modelled"
+	ReasonNodeStatus      = "node-allocatable-missing"
+	ReasonFirstFit        = "first-fit"
+	ReasonNodesOutOfScope = "nodes-out-of-scope"
+)
+
+// Quantiles of the learned times to Ready, in percent: P50 uses the first,
+// P90 the second.
+const (
+	medianPercent = 50
+	upperPercent  = 90
+)
+
+// quantile is the nearest-rank quantile of sorted samples: the smallest
+// sample that at least percent of them do not exceed,
+// sorted[ceil(percent*n/100)-1] (of 4 samples, the 2nd for 50 and the 4th
+// for 90; of 10, the 5th and the 9th). Zero for no samples.
+func quantile(sorted []time.Duration, percent int) time.Duration {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := (percent*n + 99) / 100
+	return sorted[min(max(rank, 1), n)-1]
+}
+
+// readiness is a workload's time from scheduled to Ready.
+type readiness struct {
+	workload string
+	p50, p90 time.Duration
+	samples  int
+}
+
+// forecaster holds what the forecast of every node reads: the placement
+// model and the learned times to Ready, built once.
+type forecaster struct {
+	opts   ForecastOptions
+	place  *placer
+	scoped bool
+	// ready are the learned times to Ready by top owner UID.
+	ready map[types.UID]*readiness
+	// fallback is the default readiness.
+	fallback readiness
+}
+
+func newForecaster(x *index, s *view.Snapshot, opts ForecastOptions) *forecaster {
+	f := &forecaster{opts: opts, scoped: len(s.Metadata.Scope.Nodes) > 0, ready: map[types.UID]*readiness{}}
+	f.opts.Concurrency = cmp.Or(max(f.opts.Concurrency, 0), DefaultConcurrency)
+	f.opts.DefaultReady = min(cmp.Or(max(f.opts.DefaultReady, 0), DefaultReadyTime), maxDuration)
+	f.fallback = readiness{p50: f.opts.DefaultReady, p90: f.opts.DefaultReady}
+	if !f.scoped {
+		f.place = newPlacer(x, s)
+	}
+	samples := map[*owner][]time.Duration{}
+	for i := range x.pods {
+		p, top := &x.pods[i], x.chains[i].top
+		if top == nil {
+			continue
+		}
+		if _, ok := samples[top]; !ok {
+			samples[top] = nil
+		}
+		if s := p.Scheduling; s != nil && !s.Scheduled.IsZero() && !s.Ready.IsZero() && !s.Ready.Before(&s.Scheduled) {
+			samples[top] = append(samples[top], min(s.Ready.Sub(s.Scheduled.Time), maxDuration))
+		}
+	}
+	for top, ds := range samples {
+		r := &readiness{workload: top.kind + " " + name(top.meta.Namespace, top.meta.Name), samples: len(ds)}
+		if len(ds) == 0 {
+			r.p50, r.p90 = f.fallback.p50, f.fallback.p90
+		} else {
+			slices.Sort(ds)
+			r.p50, r.p90 = quantile(ds, medianPercent), quantile(ds, upperPercent)
+		}
+		f.ready[top.meta.UID] = r
+	}
+	return f
+}
+
+// item is one pod a drain evicts, as the forecast times it.
+type item struct {
+	st    *podState
+	top   *owner
+	grace time.Duration
+	ready *readiness
+	group int
+	// refills is false when nothing replaces the pod (no controller, or a
+	// broken owner chain): the budget unit its eviction takes never comes
+	// back.
+	refills bool
+	// placed: its replacement is judged (a ReplicaSet or StatefulSet
+	// re-creates it).
+	placed bool
+}
+
+// group is a PodDisruptionBudget, or for pods no budget governs their
+// workload.
+type group struct {
+	subject Subject
+	pdb     *pdbInfo
+	items   []int
+	// allowance are the evictions the budget allows now; refill more that
+	// it is assumed to allow after one time to Ready (a budget that allows
+	// none now, or whose status cannot be trusted).
+	allowance, refill int
+}
+
+// causes collects a forecast's causes, one per reason and subject.
+type causes struct {
+	list []ForecastCause
+	seen map[string]int
+}
+
+func (c *causes) add(v Verdict, reason string, subject Subject, format string, args ...any) {
+	key := reason + "\x00" + subject.Kind + "\x00" + subject.Namespace + "\x00" + subject.Name
+	if c.seen == nil {
+		c.seen = map[string]int{}
+	}
+	if _, dup := c.seen[key]; dup {
+		return
+	}
+	c.seen[key] = len(c.list)
+	c.list = append(c.list, ForecastCause{Verdict: v, Reason: reason, Subject: subject, Message: fmt.Sprintf(format, args...)})
+}
+
+// forecastScratch is a worker's working memory for the forecasts of the
+// nodes it analyses, reused from node to node.
+type forecastScratch struct {
+	placement placement
+	items     []item
+	groups    []group
+	byPDB     map[*pdbInfo]int
+	byTop     map[string]int
+	sim       sim
+}
+
+// forecast is the drain forecast of node n, whose pods' states the node pass
+// has judged.
+func (a *analyzer) forecast(n *view.Node, states []podState, fs *forecastScratch) *Forecast {
+	f := a.fc
+	out := &Forecast{Concurrency: f.opts.Concurrency}
+	var cs causes
+	if fs.byPDB == nil {
+		fs.byPDB, fs.byTop = map[*pdbInfo]int{}, map[string]int{}
+	}
+	clear(fs.byPDB)
+	clear(fs.byTop)
+	items, groups := fs.items[:0], fs.groups[:0]
+	for i := range states {
+		st := &states[i]
+		if st.skipped {
+			continue
+		}
+		p, c := st.pod, st.chain
+		it := item{st: st, top: c.top, grace: DefaultGrace, ready: &f.fallback}
+		if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
+			it.grace = time.Duration(min(max(*g, 0), int64(maxDuration/time.Second))) * time.Second
+		}
+		if c.top != nil {
+			it.ready = f.ready[c.top.meta.UID]
+		}
+		if len(c.hops) > 0 {
+			first := c.hops[0]
+			it.refills = first.Problem != "missing" && first.Problem != "uid-mismatch"
+			it.placed = first.Verified && (first.Kind == "ReplicaSet" || first.Kind == "StatefulSet")
+		}
+		pred := st.verdict.EvictableNow
+		var governing *pdbInfo
+		for _, info := range st.matching {
+			if usesBudget(pred, info) {
+				governing = info
+			}
+		}
+		if pred.Rule == RuleMultiplePDBs {
+			names := make([]string, len(st.matching))
+			for k, m := range st.matching {
+				names[k] = m.pdb.Name
+			}
+			slices.Sort(names)
+			cs.add(VerdictNever, ReasonPDBOverlap, podSubject(p),
+				"pod %s is selected by %d PodDisruptionBudgets (%s): the Eviction API answers 500 for it whatever the budgets", p.Name, len(names), strings.Join(names, ", "))
+		}
+		if governing != nil {
+			g, ok := fs.byPDB[governing]
+			if !ok {
+				g = len(groups)
+				fs.byPDB[governing] = g
+				groups = append(groups, a.budgetGroup(governing, &cs))
+			}
+			it.group = g
+		} else {
+			key := "pod/" + string(p.UID)
+			if c.top != nil {
+				key = string(c.top.meta.UID)
+			}
+			g, ok := fs.byTop[key]
+			if !ok {
+				g = len(groups)
+				fs.byTop[key] = g
+				subject := podSubject(p)
+				if c.top != nil {
+					subject = Subject{Kind: c.top.kind, Namespace: c.top.meta.Namespace, Name: c.top.meta.Name, UID: c.top.meta.UID}
+				}
+				groups = append(groups, group{subject: subject, allowance: -1})
+			}
+			it.group = g
+		}
+		groups[it.group].items = append(groups[it.group].items, len(items))
+		items = append(items, it)
+	}
+	fs.items, fs.groups = items, groups
+	out.Pods = len(items)
+	a.placeAll(n, items, &fs.placement, &cs)
+
+	never := slices.ContainsFunc(cs.list, func(c ForecastCause) bool { return c.Verdict == VerdictNever })
+	switch {
+	case never:
+	case len(items) == 0:
+		out.P50, out.P90 = &metav1.Duration{}, &metav1.Duration{}
+	default:
+		p50 := fs.sim.run(items, groups, f.opts.Concurrency, func(r *readiness) time.Duration { return r.p50 })
+		if p50.stuck >= 0 {
+			g := &groups[p50.stuck]
+			cs.add(VerdictNever, ReasonPDBNeverRefills, g.subject,
+				"PDB %s allows %d disruption(s) and %d of its pods on this node have no controller to replace them: its budget never refills for the rest of its %d pods here",
+				g.subject.Name, g.allowance+g.refill, countFunc(g.items, func(i int) bool { return !items[i].refills }), len(g.items))
+			never = true
+			break
+		}
+		out.CriticalPath = criticalPath(items, groups, p50)
+		end50 := p50.end
+		p90 := fs.sim.run(items, groups, f.opts.Concurrency, func(r *readiness) time.Duration { return r.p90 })
+		// Greedy scheduling is not monotone in the durations: p90 is
+		// never told below p50.
+		out.P50, out.P90 = &metav1.Duration{Duration: end50}, &metav1.Duration{Duration: max(p90.end, end50)}
+	}
+	for g := range groups {
+		groups[g].items = groups[g].items[:0]
+	}
+	slices.SortStableFunc(cs.list, func(x, y ForecastCause) int {
+		return cmp.Or(verdictRank(y.Verdict)-verdictRank(x.Verdict), strings.Compare(x.Reason, y.Reason),
+			strings.Compare(x.Subject.Namespace, y.Subject.Namespace), strings.Compare(x.Subject.Name, y.Subject.Name))
+	})
+	out.Causes = cs.list
+	switch {
+	case never:
+		out.Verdict = VerdictNever
+	case len(cs.list) > 0:
+		out.Verdict = VerdictUnknown
+	default:
+		out.Verdict = VerdictOK
+	}
+	return out
+}
+
+func verdictRank(v Verdict) int {
+	if v == VerdictNever {
+		return 1
+	}
+	return 0
+}
+
+func countFunc(s []int, f func(int) bool) int {
+	n := 0
+	for _, v := range s {
+		if f(v) {
+			n++
+		}
+	}
+	return n
+}
+
+// budgetGroup is the group of the pods whose eviction info's budget
+// governs, and the causes its state gives the forecast.
+func (a *analyzer) budgetGroup(info *pdbInfo, cs *causes) group {
+	pdb := info.pdb
+	st := pdb.Status
+	g := group{subject: pdbSubject(pdb), pdb: info, allowance: int(st.DisruptionsAllowed)}
+	steady := max(int(st.ExpectedPods-st.DesiredHealthy), 1)
+	unusable := func(v Verdict, reason, format string, args ...any) {
+		cs.add(v, reason, g.subject, format, args...)
+		g.allowance, g.refill = 0, steady
+	}
+	c := meta.FindStatusCondition(st.Conditions, policyv1.DisruptionAllowedCondition)
+	switch zero := zeroSpec(pdb); {
+	case zero != "":
+		cs.add(VerdictNever, ReasonPDBNeverAllows, g.subject, "PDB %s can never allow the eviction of its pods on this node (%s)", pdb.Name, zero)
+	case st.DisruptionsAllowed < 0 || len(st.DisruptedPods) > maxDisruptedPods:
+		unusable(VerdictUnknown, ReasonPDBForbidden, "PDB %s's status makes the Eviction API answer 403 (disruptionsAllowed %d, %d disruptedPods): when it allows again cannot be judged; assumed to allow %d after one time to Ready",
+			pdb.Name, st.DisruptionsAllowed, len(st.DisruptedPods), steady)
+	case c != nil && c.Status == metav1.ConditionFalse && c.Reason == policyv1.SyncFailedReason:
+		unusable(VerdictUnknown, ReasonPDBSyncFailed, "PDB %s failed to sync (%s): its budget cannot be judged; assumed to allow %d after one time to Ready", pdb.Name, c.Message, steady)
+	case pdb.Status.ObservedGeneration < pdb.Generation:
+		if st.DisruptionsAllowed > 0 {
+			cs.add(VerdictUnknown, ReasonPDBStale, g.subject, "PDB %s's status predates its spec (generation %d, observed %d): its budget is taken as the status says, %d", pdb.Name, pdb.Generation, st.ObservedGeneration, st.DisruptionsAllowed)
+		} else {
+			unusable(VerdictUnknown, ReasonPDBStale, "PDB %s's status predates its spec (generation %d, observed %d) and allows none: assumed to allow %d after one time to Ready",
+				pdb.Name, pdb.Generation, st.ObservedGeneration, steady)
+		}
+	case st.DisruptionsAllowed == 0:
+		unusable(VerdictUnknown, ReasonPDBExhausted, "PDB %s allows no disruption now (needs %d healthy pods, has %d): when its pods are Ready again cannot be judged; assumed to allow %d after one time to Ready",
+			pdb.Name, st.DesiredHealthy, st.CurrentHealthy, steady)
+	}
+	return g
+}
+
+// placeAll judges where the replacements of items can go, one after the
+// other in the node's pod order, each placed on the first node (by name)
+// that takes it given those placed before (first fit), and adds the causes.
+func (a *analyzer) placeAll(n *view.Node, items []item, pl *placement, cs *causes) {
+	f := a.fc
+	placed := 0
+	for _, it := range items {
+		if it.placed {
+			placed++
+		}
+	}
+	if placed == 0 {
+		return
+	}
+	if f.scoped {
+		cs.add(VerdictUnknown, ReasonNodesOutOfScope, Subject{Kind: "Node", Name: n.Name, UID: n.UID},
+			"the snapshot is scoped to its nodes (k8s-snapshot --node): where the %d replacement(s) can run cannot be judged without the other nodes and their pods; take a whole-cluster snapshot", placed)
+		return
+	}
+	p := f.place
+	pl.reset(p.at[n.Name])
+	type failed struct {
+		it  *item
+		why string
+	}
+	var (
+		firstFit []*item
+		demand   view.Resources
+		verdicts = map[string][]failed{} // by reason and workload
+		order    []string
+	)
+	note := func(reason string, it *item, why string) {
+		key := reason + "\x00" + string(it.top.meta.UID)
+		if _, ok := verdicts[key]; !ok {
+			order = append(order, key)
+		}
+		verdicts[key] = append(verdicts[key], failed{it, why})
+	}
+	for k := range items {
+		it := &items[k]
+		pl.gone = append(pl.gone, it.st.pod)
+		if !it.placed {
+			continue
+		}
+		w := &pl.want
+		p.wantOf(it.st.pod, w)
+		addResources(&demand, w.req)
+		v := p.find(w, pl)
+		switch v.fit {
+		case fitYes:
+			pl.place(v.node, w)
+			continue
+		case fitMaybe:
+			note(v.reason, it, v.why)
+			continue
+		}
+		// Not placed after the others: would it be alone?
+		var alone placement
+		alone.reset(pl.drained)
+		alone.gone = append(alone.gone, it.st.pod)
+		switch v := p.find(w, &alone); v.fit {
+		case fitYes:
+			firstFit = append(firstFit, it)
+		case fitMaybe:
+			note(v.reason, it, v.why)
+		default:
+			note(ReasonUnschedulable, it, unschedulableWhy(v.rejected))
+		}
+	}
+	if len(firstFit) > 0 {
+		if short := p.shortfall(pl.drained, demand); short != "" {
+			for _, it := range firstFit {
+				note(ReasonNoCapacity, it, short)
+			}
+		} else {
+			for _, it := range firstFit {
+				note(ReasonFirstFit, it, "")
+			}
+		}
+	}
+	for _, key := range order {
+		fs := verdicts[key]
+		reason, _, _ := strings.Cut(key, "\x00")
+		first, top := fs[0].it.st.pod, fs[0].it.top
+		subject := Subject{Kind: top.kind, Namespace: top.meta.Namespace, Name: top.meta.Name, UID: top.meta.UID}
+		which := "the replacement of pod " + first.Name
+		if len(fs) > 1 {
+			which += fmt.Sprintf(" (and of %d more of %s %s)", len(fs)-1, top.kind, top.meta.Name)
+		}
+		switch reason {
+		case ReasonUnschedulable:
+			cs.add(VerdictNever, reason, subject, "%s cannot run on any other node: %s", which, fs[0].why)
+		case ReasonNoCapacity:
+			cs.add(VerdictNever, reason, subject, "%s does not fit: %s", which, fs[0].why)
+		case ReasonFirstFit:
+			cs.add(VerdictUnknown, reason, subject, "%s fits on another node alone, but not after the replacements placed before it (first fit, in pod order); another placement may exist", which)
+		case ReasonNodeStatus:
+			cs.add(VerdictUnknown, reason, subject, "%s: %s, so whether it fits there cannot be judged", which, fs[0].why)
+		default:
+			cs.add(VerdictUnknown, reason, subject, "%s: the forecast does not model %s", which, fs[0].why)
+		}
+	}
+}
+
+// shortfall says which resource the other schedulable nodes of the snapshot
+// have too little of, free in total, for demand ("" when each suffices, or
+// a node's allocatable is not known).
+func (p *placer) shortfall(drained int, demand view.Resources) string {
+	var free view.Resources
+	for i, n := range p.nodes {
+		if i == drained || n.Spec.Unschedulable {
+			continue
+		}
+		a := n.Status.Allocatable
+		if a == nil {
+			return ""
+		}
+		u := p.used[i]
+		free.MilliCPU += max(a.MilliCPU-u.MilliCPU, 0)
+		free.Memory += max(a.Memory-u.Memory, 0)
+		free.EphemeralStorage += max(a.EphemeralStorage-u.EphemeralStorage, 0)
+		free.Pods += max(a.Pods-u.Pods, 0)
+	}
+	switch {
+	case demand.MilliCPU > free.MilliCPU:
+		return fmt.Sprintf("the replacements request %dm cpu and the other schedulable nodes have %dm free in all", demand.MilliCPU, free.MilliCPU)
+	case demand.Memory > free.Memory:
+		return fmt.Sprintf("the replacements request %d bytes of memory and the other schedulable nodes have %d free in all", demand.Memory, free.Memory)
+	case demand.EphemeralStorage > free.EphemeralStorage:
+		return fmt.Sprintf("the replacements request %d bytes of ephemeral-storage and the other schedulable nodes have %d free in all", demand.EphemeralStorage, free.EphemeralStorage)
+	case demand.Pods > free.Pods:
+		return fmt.Sprintf("%d replacements and the other schedulable nodes take %d more pods in all", demand.Pods, free.Pods)
+	}
+	return ""
+}
+
+// run is one simulated drain: when each item is evicted and gone. Its
+// slices are the sim's, good until its next run.
+type run struct {
+	evicted, gone []time.Duration
+	end           time.Duration
+	// stuck is the group whose pods wait for a budget that never refills,
+	// or -1.
+	stuck int
+}
+
+// sim is the working memory of simulate, reused from run to run.
+type sim struct {
+	evicted, gone []time.Duration
+	rounds, order []int
+	avail         []int
+	events        []event
+}
+
+// event is a slot freed (group -1) or units given back to a group's budget.
+type event struct {
+	at    time.Duration
+	group int
+	units int
+}
+
+// simulate drains items (see sim.run) with a sim of its own.
+func simulate(items []item, groups []group, concurrency int, ready func(*readiness) time.Duration) run {
+	var s sim
+	return s.run(items, groups, concurrency, ready)
+}
+
+// run drains items: at time 0, and whenever a pod is gone or a budget gets
+// an eviction back, it evicts every waiting pod whose budget allows one,
+// while fewer than concurrency evictions are in flight. An eviction holds
+// its slot until the pod is gone (its grace period) and its budget's unit
+// until the replacement is Ready (grace plus the workload's time to Ready,
+// ready's choice of quantile); a pod nothing replaces never gives its unit
+// back. Pods go in the order of their group's rounds, most first, then
+// those that give their unit back first, then the node's order.
+func (s *sim) run(items []item, groups []group, concurrency int, ready func(*readiness) time.Duration) run {
+	n := len(items)
+	s.evicted, s.gone = slices.Grow(s.evicted[:0], n)[:n], slices.Grow(s.gone[:0], n)[:n]
+	s.rounds, s.avail = slices.Grow(s.rounds[:0], len(groups))[:len(groups)], slices.Grow(s.avail[:0], len(groups))[:len(groups)]
+	s.order, s.events = s.order[:0], s.events[:0]
+	r := run{evicted: s.evicted, gone: s.gone, stuck: -1}
+	rounds := s.rounds
+	for g := range groups {
+		rounds[g] = 1
+		if per := groups[g].allowance + groups[g].refill; groups[g].allowance >= 0 && per > 0 {
+			rounds[g] = (len(groups[g].items) + per - 1) / per
+		}
+	}
+	for i := range n {
+		s.order = append(s.order, i)
+	}
+	slices.SortStableFunc(s.order, func(x, y int) int {
+		gx, gy := items[x].group, items[y].group
+		return cmp.Or(rounds[gy]-rounds[gx], gx-gy, boolRank(items[y].refills)-boolRank(items[x].refills))
+	})
+	avail := s.avail
+	for g := range groups {
+		avail[g] = groups[g].allowance
+		if groups[g].refill > 0 {
+			var wait time.Duration
+			for _, i := range groups[g].items {
+				wait = max(wait, ready(items[i].ready))
+			}
+			s.events = append(s.events, event{at: wait, group: g, units: groups[g].refill})
+		}
+	}
+	var now time.Duration
+	inFlight := 0
+	waiting := s.order
+	for {
+		// Evict what may go now; the others keep their order, in place.
+		kept := 0
+		for _, i := range waiting {
+			g := items[i].group
+			if inFlight >= concurrency || avail[g] == 0 {
+				waiting[kept] = i
+				kept++
+				continue
+			}
+			it := &items[i]
+			r.evicted[i], r.gone[i] = now, later(now, it.grace)
+			inFlight++
+			s.events = append(s.events, event{at: r.gone[i], group: -1})
+			if avail[g] > 0 {
+				avail[g]--
+				if it.refills {
+					s.events = append(s.events, event{at: later(r.gone[i], ready(it.ready)), group: g, units: 1})
+				}
+			}
+		}
+		waiting = waiting[:kept]
+		if len(waiting) == 0 {
+			break
+		}
+		if len(s.events) == 0 {
+			r.stuck = items[waiting[0]].group
+			break
+		}
+		now = slices.MinFunc(s.events, func(x, y event) int { return cmp.Compare(x.at, y.at) }).at
+		s.events = slices.DeleteFunc(s.events, func(e event) bool {
+			if e.at != now {
+				return false
+			}
+			if e.group < 0 {
+				inFlight--
+			} else {
+				avail[e.group] += e.units
+			}
+			return true
+		})
+	}
+	for _, g := range r.gone {
+		r.end = max(r.end, g)
+	}
+	return r
+}
+
+// maxDuration bounds the forecast's times: sums saturate there instead of
+// overflowing (a grace period of billions of seconds is valid input).
+const maxDuration = time.Duration(1 << 62)
+
+// later is t+d, at most maxDuration.
+func later(t, d time.Duration) time.Duration {
+	if d > maxDuration-t {
+		return maxDuration
+	}
+	return t + d
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// criticalPath is the group of the pod gone last in r (the first such pod in
+// the node's order), with its rounds: the distinct times it evicted some of
+// the group's pods.
+func criticalPath(items []item, groups []group, r run) *CriticalPath {
+	last := 0
+	for i := range items {
+		if r.gone[i] > r.gone[last] {
+			last = i
+		}
+	}
+	g := &groups[items[last].group]
+	cp := &CriticalPath{Kind: g.subject.Kind, Namespace: g.subject.Namespace, Name: g.subject.Name, Pods: len(g.items)}
+	var times []time.Duration
+	var slowest *item
+	for _, i := range g.items {
+		it := &items[i]
+		times = append(times, r.evicted[i])
+		if slowest == nil || later(it.grace, it.ready.p50) > later(slowest.grace, slowest.ready.p50) {
+			slowest = it
+		}
+		cp.Grace.Duration = max(cp.Grace.Duration, it.grace)
+	}
+	slices.Sort(times)
+	cp.Rounds = len(slices.Compact(times))
+	cp.RoundTime.Duration = later(slowest.grace, slowest.ready.p50)
+	rd := slowest.ready
+	cp.Ready = ReadyTime{Workload: rd.workload, P50: metav1.Duration{Duration: rd.p50}, P90: metav1.Duration{Duration: rd.p90}, Samples: rd.samples}
+	if cp.Ready.Workload == "" {
+		cp.Ready.Workload = "Pod " + name(slowest.st.pod.Namespace, slowest.st.pod.Name)
+	}
+	return cp
+}

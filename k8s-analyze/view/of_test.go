@@ -1,0 +1,126 @@
+package view
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func container(cpu, memory string) corev1.Container {
+	r := corev1.ResourceList{}
+	if cpu != "" {
+		r[corev1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if memory != "" {
+		r[corev1.ResourceMemory] = resource.MustParse(memory)
+	}
+	return corev1.Container{Resources: corev1.ResourceRequirements{Requests: r}}
+}
+
+func sidecar(cpu, memory string) corev1.Container {
+	c := container(cpu, memory)
+	always := corev1.ContainerRestartPolicyAlways
+	c.RestartPolicy = &always
+	return c
+}
+
+// TestRequests: a pod's effective requests, as the scheduler counts them.
+func TestRequests(t *testing.T) {
+	for name, tc := range map[string]struct {
+		spec corev1.PodSpec
+		want Resources
+	}{
+		"containers add up": {
+			spec: corev1.PodSpec{Containers: []corev1.Container{container("100m", "128Mi"), container("250m", "")}},
+			want: Resources{MilliCPU: 350, Memory: 128 << 20},
+		},
+		"an init container that needs more wins": {
+			spec: corev1.PodSpec{InitContainers: []corev1.Container{container("2", "64Mi")}, Containers: []corev1.Container{container("500m", "1Gi")}},
+			want: Resources{MilliCPU: 2000, Memory: 1 << 30},
+		},
+		"sidecars run alongside: they add to the containers and to later init containers": {
+			spec: corev1.PodSpec{
+				InitContainers: []corev1.Container{sidecar("200m", "100Mi"), container("1", "")},
+				Containers:     []corev1.Container{container("500m", "")},
+			},
+			want: Resources{MilliCPU: 1200, Memory: 100 << 20},
+		},
+		"pod-level requests replace cpu and memory; overhead adds": {
+			spec: corev1.PodSpec{
+				Containers: []corev1.Container{container("100m", "1Gi"), {Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("1Gi")}}}},
+				Resources:  &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}},
+				Overhead:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")},
+			},
+			want: Resources{MilliCPU: 3050, Memory: 1 << 30, EphemeralStorage: 1 << 30},
+		},
+		"other resources are named": {
+			spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				"nvidia.com/gpu": resource.MustParse("1"), "hugepages-2Mi": resource.MustParse("4Mi")}}}}},
+			want: Resources{Other: []corev1.ResourceName{"hugepages-2Mi", "nvidia.com/gpu"}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, requests(&tc.spec)); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSchedulingOf: what the forecast reads of a pod, and nothing for a pod
+// that has none of it (as maintd's cached pods).
+func TestSchedulingOf(t *testing.T) {
+	scheduled, ready := metav1.Unix(1000, 0), metav1.Unix(1042, 0)
+	p := &corev1.Pod{
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"disk": "ssd"},
+			Containers:   []corev1.Container{{Ports: []corev1.ContainerPort{{ContainerPort: 80}, {ContainerPort: 53, HostPort: 53, Protocol: corev1.ProtocolUDP}}}},
+		},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: scheduled},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Unix(1040, 0)},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: ready},
+		}},
+	}
+	want := &Scheduling{
+		Requests: Resources{Pods: 1}, NodeSelector: map[string]string{"disk": "ssd"},
+		HostPorts: []corev1.ContainerPort{{ContainerPort: 53, HostPort: 53, Protocol: corev1.ProtocolUDP}},
+		Scheduled: scheduled, Ready: ready,
+	}
+	if diff := cmp.Diff(want, SchedulingOf(p)); diff != "" {
+		t.Errorf("SchedulingOf (-want +got):\n%s", diff)
+	}
+	p.Status.Conditions[2].Status = corev1.ConditionFalse
+	if got := SchedulingOf(p); !got.Ready.IsZero() {
+		t.Errorf("a Ready condition that is not True gave the time %v", got.Ready)
+	}
+	bare := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+	if got := SchedulingOf(bare); got != nil {
+		t.Errorf("SchedulingOf a pod without any of it = %+v, want nil", got)
+	}
+	if got := PodOf(p); got.Scheduling != nil {
+		t.Errorf("PodOf kept the scheduling: %+v", got.Scheduling)
+	}
+}
+
+// TestNodeOf: taints, cordon and allocatable; nil without status.
+func TestNodeOf(t *testing.T) {
+	n := &corev1.Node{
+		Spec: corev1.NodeSpec{Unschedulable: true, Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3500m"),
+			corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")}},
+	}
+	got := NodeOf(n)
+	if !got.Spec.Unschedulable || len(got.Spec.Taints) != 1 {
+		t.Errorf("NodeOf spec = %+v", got.Spec)
+	}
+	if diff := cmp.Diff(&Resources{MilliCPU: 3500, Memory: 8 << 30, Pods: 110}, got.Status.Allocatable); diff != "" {
+		t.Errorf("allocatable (-want +got):\n%s", diff)
+	}
+	if got := NodeOf(&corev1.Node{}); got.Status.Allocatable != nil {
+		t.Errorf("a node without status has allocatable %+v", got.Status.Allocatable)
+	}
+}
