@@ -274,3 +274,29 @@ func (g *gen) statefulSet(ns, name string) {
 	}
 	g.pdb(ns, name, labels, healthy)
 }
+
+// Constrain gives the pods of s the scheduling constraints the drain
+// forecast judges, so that its cost can be measured on a big snapshot: each
+// Deployment's pods a DoNotSchedule topology spread on the hostname
+// (maxSkew 1, nodeTaintsPolicy Honor, over the pods of their ReplicaSet),
+// each StatefulSet's pods a required anti-affinity on the hostname against
+// each other. DaemonSet pods are left alone.
+func Constrain(s *snapshot.Snapshot) {
+	honor := corev1.NodeInclusionPolicyHonor
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if len(p.OwnerReferences) == 0 {
+			continue
+		}
+		app := p.Labels["app"]
+		switch p.OwnerReferences[0].Kind {
+		case "StatefulSet":
+			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{
+				{TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}}}
+		case "ReplicaSet":
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
+				WhenUnsatisfiable: corev1.DoNotSchedule, NodeTaintsPolicy: &honor,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app, "pod-template-hash": p.Labels["pod-template-hash"]}}}}
+		}
+	}
+}

@@ -121,7 +121,8 @@ Measured $(date -u +"%Y-%m-%d %H:%MZ"), $(nproc) CPUs, $(go env GOVERSION), load
 In process (\`go run ./bench/phases/main.go -f FILE -canonical\`, full size, after the table):
 decoding $(get decode_s) s, analysis of all nodes $(get analyze_s) s, JSON encoding of the report
 $(get encode_s) s; decoding allocates $(get decode_allocated_mb) MB, the analysis
-$(get analyze_allocated_mb) MB. The canonical strict decoder (\`document.Unmarshal\`,
+$(get analyze_allocated_mb) MB. The drain forecast's share of the analysis (medians of 3, with and
+without it, alternating): $(get forecast_s) s. The canonical strict decoder (\`document.Unmarshal\`,
 sigs.k8s.io/json) takes $(get canonical_decode_s) s on the same bytes.
 
 How it decodes: the library's tokenizer (jsontext) reads the file as a stream and cuts the

@@ -2,9 +2,12 @@
 
 // Phases times k8s-analyze's phases on a snapshot file, in process, the way
 // the binary runs them: the decoding (decode.Snapshot), the analysis of
-// every node, and the JSON encoding of the report, with the memory each
-// phase allocates. With -canonical it then times document.Unmarshal, the
-// canonical strict decoder, on the same bytes.
+// every node with its drain forecast, and the JSON encoding of the report,
+// with the memory each phase allocates; then the analysis 3 times with and 3
+// times without the forecast, alternating, so that forecast_s, the
+// difference of their medians, is the forecast's share.
+// With -canonical it then times document.Unmarshal, the canonical strict
+// decoder, on the same bytes.
 //
 //	go run ./bench/phases/main.go -f snapshot.json -canonical
 package main
@@ -16,6 +19,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
@@ -58,7 +62,7 @@ func run(file string, canonical bool, profile string) error {
 	}
 	decoding, decodeMB := time.Since(t0), allocated()-before
 	t1 := time.Now()
-	r, err := analyze.Analyze(s, analyze.Options{})
+	r, err := analyze.Analyze(s, analyze.Options{Forecast: &analyze.ForecastOptions{}})
 	if err != nil {
 		return err
 	}
@@ -69,11 +73,33 @@ func run(file string, canonical bool, profile string) error {
 	}
 	encode := time.Since(t2)
 	pprof.StopCPUProfile()
+	var with, without []time.Duration
+	for range 3 {
+		for _, forecast := range []bool{false, true} {
+			opts := analyze.Options{}
+			if forecast {
+				opts.Forecast = &analyze.ForecastOptions{}
+			}
+			runtime.GC()
+			t := time.Now()
+			if _, err := analyze.Analyze(s, opts); err != nil {
+				return err
+			}
+			if forecast {
+				with = append(with, time.Since(t))
+			} else {
+				without = append(without, time.Since(t))
+			}
+		}
+	}
+	slices.Sort(with)
+	slices.Sort(without)
 	total := decoding + analysis + encode
 	fmt.Printf("bytes %d\npods %d\nnodes %d\n", len(data), len(s.Pods), len(r.Nodes))
 	fmt.Printf("decode_s %.3f\nanalyze_s %.3f\nencode_s %.3f\ndecode_share %.2f\n",
 		decoding.Seconds(), analysis.Seconds(), encode.Seconds(), decoding.Seconds()/total.Seconds())
 	fmt.Printf("decode_allocated_mb %d\nanalyze_allocated_mb %d\n", decodeMB, analysisMB)
+	fmt.Printf("analyze_checks_s %.3f\nanalyze_forecast_s %.3f\nforecast_s %.3f\n", without[1].Seconds(), with[1].Seconds(), (with[1] - without[1]).Seconds())
 	if canonical {
 		s, r = nil, nil
 		runtime.GC()
