@@ -22,7 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
@@ -50,8 +49,12 @@ import (
 // Finalizer holds a plan until its cordon is lifted.
 const Finalizer = "maintenance.sentinel.dev/uncordon"
 
-// byNode indexes pods by spec.nodeName and plans by spec.nodeName.
-const byNode = "nodeName"
+// byNode indexes pods by spec.nodeName and plans by spec.nodeName; byOwner
+// indexes nodes by a cordon owner annotation that maintd wrote.
+const (
+	byNode  = "nodeName"
+	byOwner = "cordonOwner"
+)
 
 // Clients are the typed clients of the API groups maintd reads and writes,
 // each made on its own: the clientset would make one for every group.
@@ -115,6 +118,7 @@ type Controller struct {
 	planInformer cache.SharedIndexInformer
 	plans        planlisters.MaintenancePlanLister
 	nodes        corelisters.NodeLister
+	nodeIndex    cache.Indexer
 	pods         podCache
 	pvs          corelisters.PersistentVolumeLister
 	pvcs         corelisters.PersistentVolumeClaimLister
@@ -127,11 +131,12 @@ type Controller struct {
 	cronJobs     batchlisters.CronJobLister
 
 	mu sync.Mutex
-	// claims are plans that decided to cordon before the cache shows it,
-	// so two plans never take the last maintenance slot together.
-	claims map[types.UID]bool
-	// slot serialises the plans' decisions (decide).
+	// slot serialises the plans' decisions (decide): the next plan reads
+	// what the last one decided (inflight) before its status is written.
+	// No API call is made while it is held.
 	slot sync.Mutex
+	// inflight are the statuses decided and not yet written, by plan name.
+	inflight map[string]*api.MaintenancePlan
 	// synced is set once every cache has synced.
 	synced atomic.Bool
 	// start starts the informers once; running waits for them.
@@ -162,7 +167,7 @@ func New(cfg Config) *Controller {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	c := &Controller{cfg: cfg, claims: map[types.UID]bool{}, superseded: map[string]write{}}
+	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, superseded: map[string]write{}}
 	c.queue = cfg.Queue
 	if c.queue == nil {
 		c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -172,7 +177,13 @@ func New(cfg Config) *Controller {
 
 	cl := cfg.Clients
 	byNamespace := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	nodeInformer := informer(c, cl.Core.Nodes(), &corev1.Node{}, cache.Indexers{})
+	nodeInformer := informer(c, cl.Core.Nodes(), &corev1.Node{}, cache.Indexers{byOwner: func(o any) ([]string, error) {
+		if owner := o.(*corev1.Node).Annotations[cordon.OwnerAnnotation]; drain.IsOwner(owner) {
+			return []string{owner}, nil
+		}
+		return nil, nil
+	}})
+	c.nodeIndex = nodeInformer.GetIndexer()
 	podInformer := informer(c, cl.Core.Pods(""), &corev1.Pod{}, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 		byNode:               func(o any) ([]string, error) { return []string{o.(*cachedPod).NodeName}, nil },
@@ -198,11 +209,13 @@ func New(cfg Config) *Controller {
 	c.pvs = corelisters.NewPersistentVolumeLister(pvInformer.GetIndexer())
 	c.pvcs = corelisters.NewPersistentVolumeClaimLister(pvcInformer.GetIndexer())
 
-	c.planInformer = planinformers.NewFilteredMaintenancePlanInformer(planClientset{plans: cfg.Plans}, 0,
+	// Every plan of the cluster, whatever --selector says: the slots and
+	// the evictions in flight are counted cluster-wide; only the selected
+	// plans are reconciled.
+	c.planInformer = planinformers.NewMaintenancePlanInformer(planClientset{plans: cfg.Plans}, 0,
 		cache.Indexers{byNode: func(o any) ([]string, error) {
 			return []string{o.(*api.MaintenancePlan).Spec.NodeName}, nil
-		}},
-		func(o *metav1.ListOptions) { o.LabelSelector = cfg.Selector.String() })
+		}})
 	c.plans = planlisters.NewMaintenancePlanLister(c.planInformer.GetIndexer())
 
 	// handle calls f on every event of i; update is false for the
@@ -228,7 +241,9 @@ func New(cfg Config) *Controller {
 	}
 	handle(c.planInformer, true, func(obj any) {
 		if p, ok := obj.(*api.MaintenancePlan); ok {
-			c.queue.Add(p.Name)
+			if c.selects(p) {
+				c.queue.Add(p.Name)
+			}
 			c.enqueueWaiting() // a slot or a node may have been freed
 		}
 	})
@@ -290,7 +305,9 @@ func (c *Controller) enqueueNode(node string) {
 		return
 	}
 	for _, o := range objs {
-		c.queue.Add(o.(*api.MaintenancePlan).Name)
+		if p := o.(*api.MaintenancePlan); c.selects(p) {
+			c.queue.Add(p.Name)
+		}
 	}
 }
 
@@ -298,7 +315,7 @@ func (c *Controller) enqueueNode(node string) {
 // another plan holds.
 func (c *Controller) enqueueWaiting() {
 	for _, o := range c.planInformer.GetIndexer().List() {
-		if p := o.(*api.MaintenancePlan); p.Status.Reason == api.WaitingForSlot || p.Status.Reason == api.NodeOccupied {
+		if p := o.(*api.MaintenancePlan); c.selects(p) && (p.Status.Reason == api.WaitingForSlot || p.Status.Reason == api.NodeOccupied) {
 			c.queue.Add(p.Name)
 		}
 	}
@@ -310,7 +327,7 @@ func (c *Controller) enqueueLive() {
 	for _, o := range c.planInformer.GetIndexer().List() {
 		p := o.(*api.MaintenancePlan)
 		live := !drain.Final(&p.Status) && p.Status.Reason != api.WaitingForSlot
-		if live || p.DeletionTimestamp != nil {
+		if c.selects(p) && (live || p.DeletionTimestamp != nil) {
 			c.queue.Add(p.Name)
 		}
 	}
@@ -368,6 +385,10 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		c.cfg.Log.Info("stopped before the caches synced")
 		return nil
 	}
+	if err := c.CatchUp(ctx); err != nil {
+		c.cfg.Log.Info("stopped before catching up with the plans", "err", err)
+		return nil
+	}
 	c.cfg.Log.Info("caches synced; reconciling", "workers", workers)
 	var wg sync.WaitGroup
 	for range max(workers, 1) {
@@ -380,6 +401,35 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	c.queue.ShutDown()
 	wg.Wait()
 	return nil
+}
+
+// CatchUp reads the plans live before the first decision: a standby's warm
+// caches may not show yet what the last leader wrote. A plan whose cached
+// version is older is decided on the live one until the cache shows it
+// (as after this controller's own writes: newest, behind). It retries until
+// ctx ends.
+func (c *Controller) CatchUp(ctx context.Context) error {
+	for {
+		lctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		list, err := c.cfg.Plans.List(lctx, metav1.ListOptions{})
+		cancel()
+		if err == nil {
+			for i := range list.Items {
+				live := &list.Items[i]
+				cached, err := c.plans.Get(live.Name)
+				if err == nil && cached.UID == live.UID && cached.ResourceVersion != live.ResourceVersion {
+					c.wrote(live, cached.ResourceVersion)
+				}
+			}
+			return nil
+		}
+		c.cfg.Log.Error("catch up with the plans", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // ProcessNext reconciles the next queued plan, if one is ready, and reports
@@ -444,7 +494,7 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 	if err != nil {
 		return 0, err
 	}
-	if c.behind(cached) {
+	if !c.selects(cached) || c.behind(cached) {
 		return 0, nil
 	}
 	p := cached.DeepCopy()
@@ -454,7 +504,10 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 	if !hasFinalizer(p) {
 		p.Finalizers = append(p.Finalizers, Finalizer)
 		rv := p.ResourceVersion
-		if p, err = c.cfg.Plans.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		tctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		p, err = c.cfg.Plans.Update(tctx, p, metav1.UpdateOptions{})
+		cancel()
+		if err != nil {
 			return 0, fmt.Errorf("add finalizer: %w", err)
 		}
 		c.wrote(p, rv)
@@ -475,37 +528,47 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 	return dec.Requeue, nil
 }
 
-// decide reads the facts, decides and persists the decision, one plan at a
-// time: what a plan decided (a slot it claims, the evictions it is about to
-// send) is in memory or in the status it wrote before the next plan reads
-// its facts. The requests themselves go out after, in parallel.
+// decide reads the facts and decides, one plan at a time, then persists the
+// decision. What a plan decided (a slot it takes, the evictions it is about
+// to send) is in inflight before the next plan reads its facts, and until
+// its status is written (or the write failed); no API call is made while
+// the decisions are serialised, so one slow write stalls no other plan.
 func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan) (drain.Decision, *api.MaintenancePlan, time.Time, error) {
 	c.slot.Lock()
-	defer c.slot.Unlock()
 	now := c.cfg.Now()
 	f, err := c.facts(p, now)
 	if err != nil {
+		c.slot.Unlock()
 		return drain.Decision{}, nil, now, err
 	}
 	dec := drain.Decide(f, p, now)
-	if dec.Action == drain.Cordon {
+	changed := !apiequality.Semantic.DeepEqual(p.Status, dec.Status)
+	if changed {
+		q := p.DeepCopy()
+		q.Status = dec.Status
 		c.mu.Lock()
-		c.claims[p.UID] = true
+		c.inflight[p.Name] = q
 		c.mu.Unlock()
 	}
-	p, err = c.persist(ctx, p, dec.Status)
-	return dec, p, now, err
+	c.slot.Unlock()
+	if !changed {
+		return dec, p, now, nil
+	}
+	out, err := c.persist(ctx, p, dec.Status)
+	c.mu.Lock()
+	delete(c.inflight, p.Name)
+	c.mu.Unlock()
+	return dec, out, now, err
 }
 
-// persist writes the status when it changed; a conflict is an error, and the
-// plan is read again and decided again.
+// persist writes the status; a conflict is an error, and the plan is read
+// again and decided again.
 func (c *Controller) persist(ctx context.Context, p *api.MaintenancePlan, st api.MaintenancePlanStatus) (*api.MaintenancePlan, error) {
-	if apiequality.Semantic.DeepEqual(p.Status, st) {
-		return p, nil
-	}
 	before := p.Status
 	p = p.DeepCopy()
 	p.Status = st
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
 	out, err := c.cfg.Plans.UpdateStatus(ctx, p, metav1.UpdateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("update status: %w", err)
@@ -517,21 +580,31 @@ func (c *Controller) persist(ctx context.Context, p *api.MaintenancePlan, st api
 
 // write is a plan as this controller wrote it over version rv.
 type write struct {
-	rv   string
+	// over are the versions this controller wrote over, one write after
+	// the other: a cache that holds one of them is behind plan.
+	over map[string]bool
 	plan *api.MaintenancePlan
 }
 
 // wrote notes that this controller replaced version rv of a plan with out.
 func (c *Controller) wrote(out *api.MaintenancePlan, rv string) {
 	c.mu.Lock()
-	c.superseded[out.Name] = write{rv: rv, plan: out}
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	w, ok := c.superseded[out.Name]
+	if !ok || w.plan.ResourceVersion != rv || w.plan.UID != out.UID {
+		w = write{over: map[string]bool{}}
+	}
+	w.over[rv], w.plan = true, out
+	c.superseded[out.Name] = w
 }
 
-// newest is the newer of a cached plan and what this controller wrote over
-// it; c.mu is held.
+// newest is the newest of a cached plan, what this controller wrote over it
+// and what it decided and is writing; c.mu is held.
 func (c *Controller) newest(cached *api.MaintenancePlan) *api.MaintenancePlan {
-	if w, ok := c.superseded[cached.Name]; ok && w.rv == cached.ResourceVersion {
+	if d, ok := c.inflight[cached.Name]; ok && d.UID == cached.UID {
+		return d
+	}
+	if w, ok := c.superseded[cached.Name]; ok && w.over[cached.ResourceVersion] {
 		return w.plan
 	}
 	return cached
@@ -543,7 +616,7 @@ func (c *Controller) behind(cached *api.MaintenancePlan) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w, ok := c.superseded[cached.Name]
-	if ok && w.rv != cached.ResourceVersion {
+	if ok && !w.over[cached.ResourceVersion] {
 		delete(c.superseded, cached.Name)
 		return false
 	}
@@ -623,6 +696,17 @@ func hasFinalizer(p *api.MaintenancePlan) bool {
 // show a cordon that just landed); a cordon that another owner won is
 // Blocked from it at once.
 func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec drain.Decision, now time.Time) error {
+	if dec.Action == drain.Cordon {
+		held, err := c.heldLive(ctx, p)
+		if err != nil {
+			return err
+		}
+		if len(held) >= c.cfg.MaxNodes {
+			return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
+				return drain.SlotTaken(p, st, held, c.cfg.MaxNodes, c.cfg.Now())
+			})
+		}
+	}
 	req := cordon.Request{Owner: dec.Owner, Reason: dec.Reason, ExpectUID: dec.NodeUID, Uncordon: dec.Action == drain.Uncordon}
 	res, err := c.applyCordon(ctx, p.Spec.NodeName, req, now)
 	if err != nil {
@@ -645,6 +729,41 @@ func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec dra
 		})
 	}
 	return nil
+}
+
+// heldLive is the nodes in maintenance as the API server shows them now,
+// read before a cordon takes a slot (the caches, a new leader's above all,
+// may lag): the nodes carrying the cordon of another plan, and those that
+// another plan, created before p, decided to cordon (Cordoning). Of two
+// plans that decided on caches that lagged, the older goes on.
+func (c *Controller) heldLive(ctx context.Context, p *api.MaintenancePlan) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	list, err := c.cfg.Plans.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read the plans before cordoning: %w", err)
+	}
+	held := map[string]bool{}
+	for i := range list.Items {
+		o := &list.Items[i]
+		switch {
+		case o.UID == p.UID || !drain.HoldsCordon(&o.Status) || held[o.Spec.NodeName]:
+		case o.Status.Phase == api.Cordoning:
+			if before(o, p) {
+				held[o.Spec.NodeName] = true
+			}
+		default:
+			node, err := c.cfg.Clients.Core.Nodes().Get(ctx, o.Spec.NodeName, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return nil, fmt.Errorf("read node %s before cordoning: %w", o.Spec.NodeName, err)
+			case node.Annotations[cordon.OwnerAnnotation] == drain.Owner(o):
+				held[node.Name] = true
+			}
+		}
+	}
+	return sortedKeys(held), nil
 }
 
 // applyCordon is cordon.Apply on the live node, bounded by the request
@@ -684,9 +803,6 @@ func (c *Controller) finalize(ctx context.Context, p *api.MaintenancePlan) error
 	if _, err := c.cfg.Plans.Update(ctx, p, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove finalizer: %w", err)
 	}
-	c.mu.Lock()
-	delete(c.claims, p.UID)
-	c.mu.Unlock()
 	return nil
 }
 

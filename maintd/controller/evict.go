@@ -142,7 +142,9 @@ func (c *Controller) record(ctx context.Context, p *api.MaintenancePlan, apply f
 	for range 5 {
 		q := p.DeepCopy()
 		q.Status = apply(p.Status)
-		out, err := c.cfg.Plans.UpdateStatus(ctx, q, metav1.UpdateOptions{})
+		tctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		out, err := c.cfg.Plans.UpdateStatus(tctx, q, metav1.UpdateOptions{})
+		cancel()
 		if err == nil {
 			c.wrote(out, q.ResourceVersion)
 			c.changed(out, p.Status, q.Status)
@@ -151,7 +153,10 @@ func (c *Controller) record(ctx context.Context, p *api.MaintenancePlan, apply f
 		if !isConflict(err) {
 			return fmt.Errorf("record outcome: %w", err)
 		}
-		if p, err = c.cfg.Plans.Get(ctx, p.Name, metav1.GetOptions{}); err != nil {
+		tctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		p, err = c.cfg.Plans.Get(tctx, p.Name, metav1.GetOptions{})
+		cancel()
+		if err != nil {
 			return fmt.Errorf("record outcome: re-read plan: %w", err)
 		}
 	}

@@ -104,11 +104,39 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// The maintenance slots in use, cluster-wide: the nodes whose owner
+	// annotation names a plan that exists (the annotation is the truth
+	// about who holds a cordon), and the cordons other plans decided and
+	// have not yet made (their persisted or in-flight intent).
+	byName := map[string]*api.MaintenancePlan{}
 	for _, o := range plans {
-		if o.UID == p.UID || o.DeletionTimestamp != nil || !c.selects(o) {
+		byName[o.Name] = c.newest(o)
+	}
+	held := map[string]bool{}
+	for _, owner := range c.nodeIndex.ListIndexFuncValues(byOwner) {
+		name, uid, _ := drain.ParseOwner(owner)
+		if o := byName[name]; o == nil || o.UID != uid || o.UID == p.UID {
 			continue
 		}
-		o = c.newest(o)
+		nodes, err := c.nodeIndex.ByIndex(byOwner, owner)
+		if err != nil {
+			return f, fmt.Errorf("nodes of %s: %w", owner, err)
+		}
+		for _, n := range nodes {
+			held[n.(*corev1.Node).Name] = true
+		}
+	}
+	for _, o := range byName {
+		if o.UID != p.UID && o.Status.Phase == api.Cordoning {
+			held[o.Spec.NodeName] = true
+		}
+	}
+	f.Holders = len(held)
+	for _, o := range plans {
+		if o.UID == p.UID {
+			continue
+		}
+		o = byName[o.Name]
 		if ep := o.Status.EvictionProgress; ep != nil {
 			for _, a := range ep.ActivePods {
 				if pod, err := c.pods.get(a.Namespace, a.Name); err == nil && pod.UID == a.UID {
@@ -117,14 +145,7 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 				f.Others = append(f.Others, a)
 			}
 		}
-		started := o.Status.EvictionProgress != nil && o.Status.EvictionProgress.Scope != ""
-		if started {
-			delete(c.claims, o.UID) // the cache shows what the claim stood for
-		}
-		if drain.HoldsCordon(&o.Status) || c.claims[o.UID] {
-			f.Holders++
-		}
-		if o.Spec.NodeName == p.Spec.NodeName && !drain.Final(&o.Status) && o.Status.Phase != api.Blocked && before(o, p) {
+		if o.DeletionTimestamp == nil && o.Spec.NodeName == p.Spec.NodeName && !drain.Final(&o.Status) && o.Status.Phase != api.Blocked && before(o, p) {
 			f.Rivals = append(f.Rivals, o.Name)
 		}
 	}

@@ -163,6 +163,16 @@ func Owner(p *api.MaintenancePlan) string {
 // IsOwner reports whether owner is a cordon owner value written by maintd.
 func IsOwner(owner string) bool { return strings.HasPrefix(owner, "maintenanceplan/") }
 
+// ParseOwner splits a cordon owner value written by maintd into the plan's
+// name and UID; ok is false for any other owner.
+func ParseOwner(owner string) (name string, uid types.UID, ok bool) {
+	parts := strings.Split(owner, "/")
+	if len(parts) != 3 || parts[0] != "maintenanceplan" {
+		return "", "", false
+	}
+	return parts[1], types.UID(parts[2]), true
+}
+
 // Scope is the digest of the fields that fix what a drain may evict: a change
 // to them after the drain started blocks the plan.
 func Scope(s api.MaintenancePlanSpec) string {
@@ -249,7 +259,10 @@ func (d *decider) decide() {
 		d.release(ours)
 		return
 	}
-	if started && ep.Deadline != nil && d.st.Phase != api.Drained && !d.now.Before(ep.Deadline.Time) {
+	// Until the cordon is seen, the plan stays Cordoning: it holds its
+	// maintenance slot by that intent, and a plan that failed before its
+	// cordon showed would hold a node nobody counts.
+	if started && ep.Deadline != nil && d.st.Phase != api.Drained && d.st.Phase != api.Cordoning && !d.now.Before(ep.Deadline.Time) {
 		d.set(api.Failed, api.DeadlineExceeded, "the plan's deadline %s passed (started %s, deadline %s); %d of %d pods evicted; the node stays cordoned: delete the plan to uncordon it",
 			d.spec.Deadline, ep.StartedAt.UTC().Format(time.RFC3339), ep.Deadline.UTC().Format(time.RFC3339), d.st.Pods.Evicted, d.st.Pods.Total)
 		return
@@ -583,6 +596,24 @@ func CordonLost(p *api.MaintenancePlan, st api.MaintenancePlanStatus, msg string
 	st.Phase, st.Reason, st.Message = api.Blocked, api.NodeOccupied, msg+": this plan never takes over another owner's node; it did not cordon it"
 	if ep := st.EvictionProgress; ep != nil {
 		ep.Scope, ep.StartedAt, ep.Deadline = "", nil, nil
+	}
+	clearBookkeeping(&st)
+	SetConditions(&st, p.Generation, now)
+	Remember(&st, now)
+	return st
+}
+
+// SlotTaken is the status once the controller, about to cordon, read live
+// that the maintenance slots are taken (held, of max): the caches it
+// decided on lagged. The plan waits for a slot again; its drain has not
+// started.
+func SlotTaken(p *api.MaintenancePlan, st api.MaintenancePlanStatus, held []string, max int, now time.Time) api.MaintenancePlanStatus {
+	now = now.UTC().Truncate(time.Second)
+	st = *st.DeepCopy()
+	st.Phase, st.Reason = api.Pending, api.WaitingForSlot
+	st.Message = fmt.Sprintf("%d of %d nodes are in maintenance (%s): waiting for a slot", len(held), max, strings.Join(held, ", "))
+	if ep := st.EvictionProgress; ep != nil {
+		ep.Scope, ep.StartedAt, ep.Deadline, ep.NodeUID, ep.WorkloadUIDs = "", nil, nil, "", nil
 	}
 	clearBookkeeping(&st)
 	SetConditions(&st, p.Generation, now)

@@ -41,6 +41,8 @@ type instance struct {
 	selector labels.Selector
 	// dead: killed; every request it makes fails as if never sent.
 	dead bool
+	// caughtUp: it has read the plans live, as a new leader does.
+	caughtUp bool
 	// pending are the changes not yet sent on its watches, per resource,
 	// in order; mirror is what its caches were sent.
 	pending  map[schema.GroupVersionResource][]watch.Event
@@ -173,6 +175,9 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 		return true, nil, errKilled
 	}
 	write := a.GetVerb() != "get" && a.GetVerb() != "list"
+	if a.GetVerb() == "get" {
+		w.actions++ // a live read is a fact the next status may record
+	}
 	f := w.fault(in, a)
 	if f == killBefore {
 		in.dead = true
@@ -188,7 +193,9 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 		before, _ = w.s.get(plansR, "", nameOf(a))
 	}
 	out, err := w.s.react(a)
-	if a.GetVerb() == "list" && err == nil {
+	if l, ok := a.(k8stesting.ListActionImpl); ok && err == nil && l.ListOptions.ResourceVersion != "" {
+		// An informer's list (from its cache's version, "0" at first); a
+		// live read asks for the newest ("").
 		w.listed(in, a.GetResource(), out)
 	}
 	if write {
@@ -338,6 +345,7 @@ func (p poster) PostEviction(ctx context.Context, ev *policyv1.Eviction) (evict.
 	if p.in.dead {
 		return evict.Answer{}, errKilled
 	}
+	w.actions++ // an answer, whatever it is, is a fact the next status records
 	a := k8stesting.NewCreateAction(podsR, ev.Namespace, ev)
 	a.Subresource = "eviction"
 	f := w.fault(p.in, a)
@@ -354,7 +362,6 @@ func (p poster) PostEviction(ctx context.Context, ev *policyv1.Eviction) (evict.
 		w.logf("%s: evict %s/%s -> timeout, not applied (injected)", p.in.name, ev.Namespace, ev.Name)
 		return evict.Answer{}, context.DeadlineExceeded
 	}
-	w.actions++ // an answer is a fact the next status records
 	w.checkEviction(p.in, ev)
 	v := w.s.evict(ev)
 	w.evicted(p.in, ev, v)

@@ -328,6 +328,13 @@ func (w *World) process() bool {
 	if in == nil {
 		return false
 	}
+	if !in.caughtUp {
+		// A new leader reads the plans live first, as Run does.
+		if err := in.ctrl.CatchUp(ctxBackground); err != nil {
+			w.failf("%s: catch up: %v", in.name, err)
+		}
+		in.caughtUp = true
+	}
 	in.queue.flush()
 	if !in.ctrl.ProcessNext(ctxBackground) {
 		return false
@@ -714,7 +721,7 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	}
 	// What the instance read: events of other kinds and of other plans,
 	// its own answers and actions; a restart reads everything anew.
-	facts := fmt.Sprintf("%d/%d/%d/%d", in.id, in.facts, in.planEvents-in.perPlan[p.Name], w.actions)
+	facts := fmt.Sprintf("%d/%d/%d/%d/%d", in.id, in.facts, in.planEvents-in.perPlan[p.Name], w.actions, p.Generation)
 	pr := string(p.Status.Phase) + "/" + string(p.Status.Reason)
 	sl := w.silence[p.UID]
 	if sl == nil || sl.facts != facts || retries(sl.last) {
