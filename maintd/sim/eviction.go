@@ -43,7 +43,7 @@ func answer(err error) Verdict {
 }
 
 // evict is POST pods/NAME/eviction, in the API server's order
-// (pkg/registry/core/pod/storage/eviction.go): the pod, its phase, the
+// (its eviction subresource): the pod, its phase, the
 // matching budgets (more than one: 500), an unhealthy pod's policy, the
 // budget's generation, its arithmetic, the decrement recorded in
 // status.disruptedPods BEFORE the delete with the caller's UID
