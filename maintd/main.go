@@ -153,6 +153,10 @@ func run(c *cli.Context) error {
 	log.Info("maintd starting", "version", command.Version(), "selector", sel.String(), "maxNodesInMaintenance", c.Int("max-nodes-in-maintenance"))
 	run := func(ctx context.Context) error { return ctrl.Run(ctx, c.Int("workers")) }
 	if c.Bool("leader-elect") {
+		// A standby keeps its caches warm: when it takes over, it reads
+		// the plans live (Controller.CatchUp) and goes on at once, without
+		// a cluster-wide list first.
+		ctrl.Start(ctx)
 		lease := c.Duration("leader-elect-lease-duration")
 		e := election{namespace: c.String("leader-elect-namespace"), name: c.String("leader-elect-name"),
 			lease: lease, renew: lease * 2 / 3, leader: func(on bool) {

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -81,11 +81,19 @@ func (e election) lead(ctx context.Context, client coordinationv1client.Coordina
 	}
 	leCtx, leCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer leCancel()
-	var leading, lost atomic.Bool
+	// le.Run starts OnStartedLeading in a goroutine and may return (a
+	// lease lost at once) before that goroutine runs: what it does is
+	// decided under mu, and read only once it has finished (ran).
+	var mu sync.Mutex
+	var stopping, leading bool
 	var runErr error
+	ran := make(chan struct{})
 	go func() {
 		<-ctx.Done()
-		if !leading.Load() {
+		mu.Lock()
+		standby := !leading
+		mu.Unlock()
+		if standby {
 			leCancel() // standing by: nothing to finish
 		}
 	}()
@@ -102,21 +110,28 @@ func (e election) lead(ctx context.Context, client coordinationv1client.Coordina
 		Name:            e.name,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(lctx context.Context) {
-				leading.Store(true)
+				defer close(ran)
+				mu.Lock()
+				if stopping {
+					mu.Unlock()
+					return // the lease went before this goroutine ran
+				}
+				leading = true
+				mu.Unlock()
 				e.leader(true)
 				log.Info("leading", "lease", e.namespace+"/"+e.name, "identity", id)
 				runCtx, cancel := context.WithCancel(ctx)
 				go func() {
 					select {
 					case <-lctx.Done():
-						if ctx.Err() == nil {
-							lost.Store(true)
-						}
 						cancel()
 					case <-runCtx.Done():
 					}
 				}()
-				runErr = run(runCtx)
+				err := run(runCtx)
+				mu.Lock()
+				runErr = err
+				mu.Unlock()
 				cancel()
 				leCancel() // release the lease now that nothing is in flight
 			},
@@ -136,8 +151,21 @@ func (e election) lead(ctx context.Context, client coordinationv1client.Coordina
 	}
 	log.Info("waiting for the leader lease", "lease", e.namespace+"/"+e.name, "identity", id)
 	le.Run(leCtx)
-	if lost.Load() {
+	mu.Lock()
+	stopping = true
+	wasLeading := leading
+	mu.Unlock()
+	if wasLeading {
+		<-ran
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case runErr != nil:
+		return runErr
+	case ctx.Err() == nil:
+		// le.Run returns before ctx ends only when the lease was lost.
 		return errors.New("lost the leader lease: stopping so that only one maintd acts")
 	}
-	return runErr
+	return nil
 }

@@ -665,7 +665,7 @@ func (d *decider) requeueAt(t time.Time) {
 func (d *decider) finish() {
 	st := &d.st
 	st.ObservedGeneration = d.p.Generation
-	if ep := st.EvictionProgress; ep != nil && ep.Deadline != nil && !Final(st) && st.Phase != api.Drained && !d.spec.DryRun {
+	if ep := st.EvictionProgress; ep != nil && ep.Deadline != nil && !Final(st) && st.Phase != api.Drained {
 		d.requeueAt(ep.Deadline.Time)
 		if ep.NextActionAt != nil && ep.NextActionAt.After(d.now) {
 			d.requeueAt(ep.NextActionAt.Time)

@@ -57,6 +57,9 @@ type instance struct {
 	// and of plans, in all and per plan.
 	facts, planEvents int64
 	perPlan           map[string]int64
+	// Its own status writes, in all and per plan.
+	wrotePlans int64
+	wrotePlan  map[string]int64
 }
 
 // watcher is one watch of an instance: the world sends events on it.
@@ -78,7 +81,7 @@ func (w *World) start(sel labels.Selector, name string) *instance {
 	in := &instance{id: w.nextID, name: name, selector: sel, signal: make(chan struct{}, 1),
 		pending:  map[schema.GroupVersionResource][]watch.Event{},
 		mirror:   map[schema.GroupVersionResource]map[string]runtime.Object{},
-		watchers: map[schema.GroupVersionResource]*watcher{}, perPlan: map[string]int64{}}
+		watchers: map[schema.GroupVersionResource]*watcher{}, perPlan: map[string]int64{}, wrotePlan: map[string]int64{}}
 	if in.name == "" {
 		in.name = fmt.Sprintf("maintd-%d", in.id)
 	}

@@ -82,6 +82,7 @@ type silence struct {
 	facts string
 	last  string
 	seen  map[string]bool
+	timed bool
 }
 
 // retries reports whether a phase/reason is a wait that maintd ends by
@@ -721,13 +722,26 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	}
 	// What the instance read: events of other kinds and of other plans,
 	// its own answers and actions; a restart reads everything anew.
-	facts := fmt.Sprintf("%d/%d/%d/%d/%d", in.id, in.facts, in.planEvents-in.perPlan[p.Name], w.actions, p.Generation)
+	// The instance's own writes of other plans count too: it reads them
+	// before their events come (Controller.newest).
+	in.wrotePlans++
+	in.wrotePlan[p.Name]++
+	facts := fmt.Sprintf("%d/%d/%d/%d/%d/%d", in.id, in.facts, in.planEvents-in.perPlan[p.Name], in.wrotePlans-in.wrotePlan[p.Name], w.actions, p.Generation)
 	pr := string(p.Status.Phase) + "/" + string(p.Status.Reason)
 	sl := w.silence[p.UID]
-	if sl == nil || sl.facts != facts || retries(sl.last) {
-		w.silence[p.UID] = &silence{facts: facts, last: pr, seen: map[string]bool{pr: true}}
+	// A request without an answer waits evictionTimeout, then is tried
+	// again: a wait on time, not on a fact.
+	timed := false
+	if ep := p.Status.EvictionProgress; ep != nil {
+		for _, a := range ep.ActivePods {
+			timed = timed || a.Outcome == drain.Unknown || a.Outcome == drain.Requested
+		}
+	}
+	if sl == nil || sl.facts != facts || retries(sl.last) || sl.timed {
+		w.silence[p.UID] = &silence{facts: facts, last: pr, seen: map[string]bool{pr: true}, timed: timed}
 		return
 	}
+	sl.timed = timed
 	switch {
 	case sl.last == pr:
 		diff := ""

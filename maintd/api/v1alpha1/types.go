@@ -71,7 +71,7 @@ type MaintenancePlanSpec struct {
 	// Deadline bounds the drain: it counts from the cordon (the start of the
 	// drain) to Drained; past it the plan fails (deadline-exceeded) and the
 	// node stays cordoned. Waiting for a maintenance slot, being Blocked
-	// before the start, and dry runs do not spend it.
+	// before the start, and dry runs before the start do not spend it.
 	// +optional
 	// +kubebuilder:default="1h"
 	// +kubebuilder:validation:Type=string
