@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -48,7 +50,8 @@ func answer(err error) Verdict {
 // budget's generation, its arithmetic, the decrement recorded in
 // status.disruptedPods BEFORE the delete with the caller's UID
 // precondition (a failed precondition still spends the budget), dry runs
-// stopping before any write.
+// stopping before any write but checking the precondition as a delete
+// does. The maintd/sim/honesty test compares it with kube-apiserver.
 func (s *store) evict(ev *policyv1.Eviction) Verdict {
 	o, err := s.get(podsR, ev.Namespace, ev.Name)
 	if err != nil {
@@ -63,7 +66,20 @@ func (s *store) evict(ev *policyv1.Eviction) Verdict {
 		}
 		dry = len(d.DryRun) > 0
 	}
-	del := func(v Verdict) Verdict {
+	// del deletes the pod once v's budget (if any) is spent. unhealthy
+	// names the budget an unready pod goes without: the API server then
+	// adds a resourceVersion precondition to the delete and answers any
+	// conflict of it, a failed UID precondition included, with the
+	// stale-budget 429.
+	del := func(v Verdict, unhealthy string) Verdict {
+		if uid != "" && uid != pod.UID {
+			if unhealthy != "" {
+				return answer(staleError(unhealthy))
+			}
+			a := answer(uidConflict(pod, uid))
+			a.PDB, a.PDBVersion = v.PDB, v.PDBVersion
+			return a
+		}
 		if dry {
 			return ok(v)
 		}
@@ -75,8 +91,11 @@ func (s *store) evict(ev *policyv1.Eviction) Verdict {
 		v.Applied = true
 		return ok(v)
 	}
+	// A pod that is deleting, Pending or ended goes without its budgets.
+	// (A conflict of its delete, a wrong UID, is retried by the API
+	// server for some 10 s before it answers the 409.)
 	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodPending || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return del(Verdict{})
+		return del(Verdict{}, "")
 	}
 	pdbs := matching(s, pod)
 	switch {
@@ -84,36 +103,33 @@ func (s *store) evict(ev *policyv1.Eviction) Verdict {
 		st := metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: overlapMessage}
 		return Verdict{Code: http.StatusInternalServerError, Status: &st}
 	case len(pdbs) == 0:
-		return del(Verdict{})
+		return del(Verdict{}, "")
 	}
 	pdb := pdbs[0]
 	if !ready(pod) {
 		policy := pdb.Spec.UnhealthyPodEvictionPolicy
 		if policy != nil && *policy == policyv1.AlwaysAllow {
-			return del(Verdict{})
+			return del(Verdict{}, pdb.Name)
 		}
 		if pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy && pdb.Status.DesiredHealthy > 0 {
-			return del(Verdict{})
+			return del(Verdict{}, pdb.Name)
 		}
 	}
 	switch {
 	case pdb.Status.ObservedGeneration < pdb.Generation:
-		err := apierrors.NewTooManyRequests(violateMessage, 10)
-		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause,
-			Message: fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name)})
-		return answer(err)
+		return answer(staleError(pdb.Name))
 	case pdb.Status.DisruptionsAllowed < 0:
-		return answer(apierrors.NewForbidden(policyv1.Resource("poddisruptionbudget"), pdb.Name, fmt.Errorf("pdb disruptions allowed is negative")))
+		return answer(forbidden(pdb.Name, "pdb disruptions allowed is negative", "pdb disruptions allowed is negative"))
 	case len(pdb.Status.DisruptedPods) > maxDisruptedPDB:
-		return answer(apierrors.NewForbidden(policyv1.Resource("poddisruptionbudget"), pdb.Name, fmt.Errorf("DisruptedPods map too big - too many evictions not confirmed by PDB controller")))
+		return answer(forbidden(pdb.Name, "DisruptedPods map too big - too many evictions not confirmed by PDB controller",
+			"too many pending evictions not confirmed by PDB controller"))
 	case pdb.Status.DisruptionsAllowed == 0:
 		err := apierrors.NewTooManyRequests(violateMessage, 0)
-		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause,
-			Message: fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy)})
+		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause, Message: exhausted(pdb)})
 		return answer(err)
 	}
 	if dry {
-		return ok(Verdict{})
+		return del(Verdict{}, "")
 	}
 	pdb.Status.DisruptionsAllowed--
 	if pdb.Status.DisruptedPods == nil {
@@ -125,7 +141,47 @@ func (s *store) evict(ev *policyv1.Eviction) Verdict {
 		return answer(err)
 	}
 	rv, _ := parseRV(out.(*policyv1.PodDisruptionBudget).ResourceVersion)
-	return del(Verdict{PDB: pdb.Name, PDBVersion: rv})
+	return del(Verdict{PDB: pdb.Name, PDBVersion: rv}, "")
+}
+
+// staleError is the 429 for a budget whose status is not yet for its spec.
+func staleError(pdb string) *apierrors.StatusError {
+	err := apierrors.NewTooManyRequests(violateMessage, 10)
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause,
+		Message: fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb)})
+	return err
+}
+
+// forbidden is the 403 of a budget whose status forbids any eviction.
+func forbidden(pdb, reason, cause string) *apierrors.StatusError {
+	err := apierrors.NewForbidden(policyv1.Resource("poddisruptionbudget"), pdb, errors.New(reason))
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause,
+		Message: fmt.Sprintf("The disruption budget %s does not allow evicting pods currently: %s", pdb, cause)})
+	return err
+}
+
+// exhausted is the cause of the 429 of a budget that allows no disruption:
+// a failed sync first (its counts are not to be trusted), then the counts
+// when they explain it, then the DisruptionAllowed condition's message.
+func exhausted(pdb *policyv1.PodDisruptionBudget) string {
+	c := meta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition)
+	said := c != nil && c.Status == metav1.ConditionFalse && c.Message != ""
+	switch {
+	case said && c.Reason == policyv1.SyncFailedReason:
+		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently because it failed sync: %s", pdb.Name, c.Message)
+	case pdb.Status.CurrentHealthy <= pdb.Status.DesiredHealthy:
+		return fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy)
+	case said:
+		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently (%s): %s", pdb.Name, c.Reason, c.Message)
+	}
+	return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently", pdb.Name)
+}
+
+// uidConflict is the 409 of a UID precondition the pod does not meet; the
+// resource it names is the kind.
+func uidConflict(pod *corev1.Pod, uid types.UID) *apierrors.StatusError {
+	return apierrors.NewConflict(schema.GroupResource{Resource: "Pod"}, pod.Name,
+		fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", uid, pod.UID))
 }
 
 func ok(v Verdict) Verdict {
