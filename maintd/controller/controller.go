@@ -414,13 +414,27 @@ func (c *Controller) CatchUp(ctx context.Context) error {
 		list, err := c.cfg.Plans.List(lctx, metav1.ListOptions{})
 		cancel()
 		if err == nil {
+			alive := map[string]bool{}
 			for i := range list.Items {
 				live := &list.Items[i]
+				alive[live.Name] = true
 				cached, err := c.plans.Get(live.Name)
 				if err == nil && cached.UID == live.UID && cached.ResourceVersion != live.ResourceVersion {
 					c.wrote(live, cached.ResourceVersion)
 				}
 			}
+			cached, err := c.plans.List(labels.Everything())
+			if err != nil {
+				return err
+			}
+			c.mu.Lock()
+			for _, p := range cached {
+				if !alive[p.Name] {
+					// Gone: decided on by nobody until the cache drops it.
+					c.superseded[p.Name] = write{over: map[string]bool{p.ResourceVersion: true}}
+				}
+			}
+			c.mu.Unlock()
 			return nil
 		}
 		c.cfg.Log.Error("catch up with the plans", "err", err)
@@ -591,7 +605,7 @@ func (c *Controller) wrote(out *api.MaintenancePlan, rv string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w, ok := c.superseded[out.Name]
-	if !ok || w.plan.ResourceVersion != rv || w.plan.UID != out.UID {
+	if !ok || w.plan == nil || w.plan.ResourceVersion != rv || w.plan.UID != out.UID {
 		w = write{over: map[string]bool{}}
 	}
 	w.over[rv], w.plan = true, out
@@ -604,10 +618,17 @@ func (c *Controller) newest(cached *api.MaintenancePlan) *api.MaintenancePlan {
 	if d, ok := c.inflight[cached.Name]; ok && d.UID == cached.UID {
 		return d
 	}
-	if w, ok := c.superseded[cached.Name]; ok && w.over[cached.ResourceVersion] {
+	if w, ok := c.superseded[cached.Name]; ok && w.over[cached.ResourceVersion] && w.plan != nil {
 		return w.plan
 	}
 	return cached
+}
+
+// deleted reports whether a cached plan is known to be deleted (CatchUp read
+// the plans live and did not find it); c.mu is held.
+func (c *Controller) deleted(cached *api.MaintenancePlan) bool {
+	w, ok := c.superseded[cached.Name]
+	return ok && w.plan == nil && w.over[cached.ResourceVersion]
 }
 
 // behind reports whether the cached plan is a version this controller has
@@ -744,8 +765,10 @@ func (c *Controller) heldLive(ctx context.Context, p *api.MaintenancePlan) ([]st
 		return nil, fmt.Errorf("read the plans before cordoning: %w", err)
 	}
 	held := map[string]bool{}
+	self := false
 	for i := range list.Items {
 		o := &list.Items[i]
+		self = self || (o.UID == p.UID && o.DeletionTimestamp == nil)
 		switch {
 		case o.UID == p.UID || !drain.HoldsCordon(&o.Status) || held[o.Spec.NodeName]:
 		case o.Status.Phase == api.Cordoning:
@@ -762,6 +785,9 @@ func (c *Controller) heldLive(ctx context.Context, p *api.MaintenancePlan) ([]st
 				held[node.Name] = true
 			}
 		}
+	}
+	if !self {
+		return nil, fmt.Errorf("plan %s is gone or being deleted: not cordoning for it", p.Name)
 	}
 	return sortedKeys(held), nil
 }

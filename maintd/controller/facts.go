@@ -110,7 +110,9 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 	// have not yet made (their persisted or in-flight intent).
 	byName := map[string]*api.MaintenancePlan{}
 	for _, o := range plans {
-		byName[o.Name] = c.newest(o)
+		if !c.deleted(o) {
+			byName[o.Name] = c.newest(o)
+		}
 	}
 	held := map[string]bool{}
 	for _, owner := range c.nodeIndex.ListIndexFuncValues(byOwner) {
@@ -133,7 +135,7 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 	}
 	f.Holders = len(held)
 	for _, o := range plans {
-		if o.UID == p.UID {
+		if o.UID == p.UID || byName[o.Name] == nil {
 			continue
 		}
 		o = byName[o.Name]

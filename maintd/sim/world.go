@@ -71,6 +71,7 @@ type World struct {
 
 	// What the invariants remember.
 	evictions  map[types.UID]int       // applied evictions by maintd, per pod UID
+	throttled  time.Time               // the end of the last throttling 429's Retry-After
 	spent      map[string][]int64      // PDB -> the versions maintd's evictions spent it at
 	actions    int64                   // evictions maintd sent
 	refused    map[string]int64        // PDB -> the version a 429 was answered at
@@ -651,6 +652,9 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 	}
 	rv, _ := parseRV(pdb.ResourceVersion)
 	pk := key(pdb.Namespace, pdb.Name)
+	if now := w.clock.Now(); now.Before(w.throttled) {
+		w.violate("%s evicted %s/%s %s before the Retry-After of a throttling 429 ended", in.name, ev.Namespace, ev.Name, w.throttled.Sub(now))
+	}
 	if at, ok := w.refused[pk]; ok && rv <= at {
 		w.violate("%s evicted %s/%s under PDB %s again before a newer status of it (429 at version %d, cache at %d)", in.name, ev.Namespace, ev.Name, pk, at, rv)
 	}
@@ -686,7 +690,11 @@ func (w *World) evicted(in *instance, ev *policyv1.Eviction, v Verdict) {
 			w.violate("pod %s/%s (uid %s) evicted %d times", ev.Namespace, ev.Name, uid, w.evictions[uid])
 		}
 	}
-	if res := evict.Classify(v.Code, v.Status, nil); res.Outcome == evict.BudgetExhausted && res.PDB != nil {
+	res := evict.Classify(v.Code, v.Status, nil)
+	if res.Outcome == evict.Throttled {
+		w.throttled = w.clock.Now().Add(time.Duration(res.RetryAfterSeconds) * time.Second)
+	}
+	if res.Outcome == evict.BudgetExhausted && res.PDB != nil {
 		pk := key(ev.Namespace, res.PDB.Name)
 		if o, ok := in.mirror[pdbsR][pk]; ok {
 			rv, _ := parseRV(o.(*policyv1.PodDisruptionBudget).ResourceVersion)
@@ -715,10 +723,13 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	if !ok || a.GetSubresource() != "status" {
 		return
 	}
-	if p.Status.Phase == api.Cordoning {
+	switch ep := p.Status.EvictionProgress; {
+	case p.Status.Phase == api.Cordoning:
 		if _, ok := w.drainStart[p.UID]; !ok {
 			w.drainStart[p.UID] = w.clock.Now()
 		}
+	case ep == nil || ep.Scope == "":
+		delete(w.drainStart, p.UID) // the cordon did not happen: back to waiting
 	}
 	// What the instance read: events of other kinds and of other plans,
 	// its own answers and actions; a restart reads everything anew.
@@ -770,7 +781,6 @@ func (w *World) check() {
 		p := o.(*api.MaintenancePlan)
 		plans[p.Name] = p
 	}
-	held := map[string]bool{}
 	for _, o := range w.s.list(nodesR, "", nil) {
 		node := o.(*corev1.Node)
 		owner := node.Annotations[cordon.OwnerAnnotation]
@@ -784,14 +794,10 @@ func (w *World) check() {
 			w.violate("node %s carries the cordon of plan %s, which no longer exists", node.Name, parts[1])
 		case p.Status.Phase == api.Completed:
 			w.violate("node %s carries the cordon of plan %s, which is Completed", node.Name, parts[1])
-		default:
-			held[p.Name] = true
 		}
 	}
+	held := w.held()
 	for _, p := range plans {
-		if p.Status.Phase == api.Cordoning {
-			held[p.Name] = true
-		}
 		if p.Status.Phase == api.Failed && p.Status.Reason == api.DeadlineExceeded {
 			start, ok := w.drainStart[p.UID]
 			deadline := drain.Defaulted(p.Spec).Deadline
@@ -807,15 +813,56 @@ func (w *World) check() {
 	}
 }
 
+// held is the nodes in maintenance on the server: annotated by an existing
+// plan, or that a plan is cordoning (a persisted intent); w.mu is held.
+func (w *World) held() map[string]bool {
+	plans := map[string]*api.MaintenancePlan{}
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		plans[p.Name] = p
+	}
+	held := map[string]bool{}
+	for _, o := range w.s.list(nodesR, "", nil) {
+		node := o.(*corev1.Node)
+		if name, uid, ok := drain.ParseOwner(node.Annotations[cordon.OwnerAnnotation]); ok && plans[name] != nil && plans[name].UID == uid {
+			held[node.Name] = true
+		}
+	}
+	for _, p := range plans {
+		if p.Status.Phase == api.Cordoning {
+			held[p.Spec.NodeName] = true
+		}
+	}
+	return held
+}
+
 // final checks how the plans ended once the world settled: each is done,
 // failed, or blocked or waiting with a reason and a message that names the
 // cause; none is left in a step of its drain or past its deadline.
 func (w *World) final() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	held := w.held()
 	for _, o := range w.s.list(plansR, "", nil) {
 		p := o.(*api.MaintenancePlan)
 		st := p.Status
+		if st.Reason == api.WaitingForSlot && len(held) < w.MaxNodes {
+			w.violate("plan %s waits for a slot while %d of %d nodes are in maintenance", p.Name, len(held), w.MaxNodes)
+		}
+		if ep := st.EvictionProgress; ep != nil && st.Phase == api.CoolingDown && p.DeletionTimestamp == nil {
+			for _, c := range ep.Cooldowns {
+				if c.Reason != api.BudgetExhausted && c.Reason != api.PDBStale {
+					continue
+				}
+				ns, name, _ := strings.Cut(c.PDB, "/")
+				if o, err := w.s.get(pdbsR, ns, name); err == nil {
+					pdb := o.(*policyv1.PodDisruptionBudget)
+					if pdb.Status.DisruptionsAllowed > 0 && pdb.Status.ObservedGeneration >= pdb.Generation {
+						w.violate("plan %s waits on PDB %s, which allows %d disruptions", p.Name, c.PDB, pdb.Status.DisruptionsAllowed)
+					}
+				}
+			}
+		}
 		switch st.Phase {
 		case api.Drained, api.Completed, api.Failed:
 		case api.Blocked, api.CoolingDown, api.Pending:
