@@ -129,6 +129,108 @@ func TestDrain(t *testing.T) {
 	m.stop(t)
 }
 
+// TestQueuedPlansMeetTheirDeadlines: with one maintenance slot, three plans
+// with a deadline of 30 s each drain one after another, and the wait for the
+// slot spends none of a plan's deadline. The first plan holds the slot until
+// the two queued plans have waited longer than their deadline (when the
+// deadline counted from a plan's first reconcile, they failed
+// deadline-exceeded right there); then each plan is released once Drained
+// and the next one takes the slot.
+//
+// It sits right after TestDrain, the other test with a single slot: the
+// slots are counted cluster-wide, and a later test of this file may leave
+// a node cordoned by a plan whose maintd was killed before it let the
+// plan go, which would take the only slot for the rest of the run.
+func TestQueuedPlansMeetTheirDeadlines(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, 3, "maintd-drain.yaml")
+	waitReady(t, ctx, e, 4)
+	var held []string
+	free, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+	if err := pollUntil(free, func() bool { held = slotsHeld(t, ctx, e); return len(held) == 0 }); err != nil {
+		t.Fatalf("maintenance slots held by other tests' plans, counted against --max-nodes-in-maintenance 1: %v", held)
+	}
+	e.startMaintd(t, "", "--max-nodes-in-maintenance", "1")
+	const deadline = 30 * time.Second
+	spec := func(i int) api.MaintenancePlanSpec {
+		return api.MaintenancePlanSpec{NodeName: e.node(i), Workloads: workloads(e.ns), Deadline: &metav1.Duration{Duration: deadline}}
+	}
+	first := e.plan(t, ctx, "plan-1", spec(1))
+	e.deleteAtEnd(t, first.Name)
+	e.wait(t, ctx, first.Name, "the slot", func(p *api.MaintenancePlan) bool {
+		return p.Status.EvictionProgress != nil && p.Status.EvictionProgress.StartedAt != nil
+	})
+	queued := []string{e.plan(t, ctx, "plan-2", spec(2)).Name, e.plan(t, ctx, "plan-3", spec(3)).Name}
+	created := time.Now()
+	for _, name := range queued {
+		e.deleteAtEnd(t, name)
+	}
+	for _, name := range queued {
+		e.waitPhase(t, ctx, name, api.Pending, api.WaitingForSlot)
+	}
+	e.drainedOrStopped(t, ctx, first.Name)
+	// A margin over the deadline: the old start was a plan's first
+	// reconcile, a moment after its creation, truncated to the second.
+	throughout(t, ctx, created.Add(deadline+3*time.Second), time.Second, func() {
+		t.Helper()
+		for _, name := range queued {
+			p, err := e.plans.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Status.Phase != api.Pending || p.Status.Reason != api.WaitingForSlot {
+				t.Fatalf("plan %s, queued %s ago: %s/%s: %s\nhistory: %s", name, time.Since(created).Round(time.Second), p.Status.Phase, p.Status.Reason, p.Status.Message, history(p))
+			}
+		}
+	})
+
+	done := map[string]*api.MaintenancePlan{}
+	cur := first.Name
+	for {
+		released := time.Now()
+		e.release(t, ctx, cur)
+		done[cur] = e.waitPhase(t, ctx, cur, api.Completed, api.Uncordoned)
+		if len(queued) == 0 {
+			break
+		}
+		// One of the queued plans takes the slot the release freed.
+		var next *api.MaintenancePlan
+		if err := pollUntil(ctx, func() bool {
+			for _, name := range queued {
+				p, err := e.plans.Get(ctx, name, metav1.GetOptions{})
+				if err == nil && p.Status.EvictionProgress != nil && p.Status.EvictionProgress.StartedAt != nil {
+					next = p
+					return true
+				}
+			}
+			return false
+		}); err != nil {
+			t.Fatalf("no queued plan of %v took the slot after %s was released: %v", queued, cur, err)
+		}
+		ep := next.Status.EvictionProgress
+		// startedAt is truncated to the second.
+		if ep.StartedAt.Time.Before(released.Truncate(time.Second)) {
+			t.Errorf("plan %s started at %s, before plan %s was released at %s", next.Name, ep.StartedAt.UTC().Format(time.RFC3339), cur, released.UTC().Format(time.RFC3339Nano))
+		}
+		if ep.Deadline == nil || ep.Deadline.Sub(ep.StartedAt.Time) != deadline {
+			t.Errorf("plan %s: startedAt %s, deadline %v: want the deadline %s after the start", next.Name, ep.StartedAt, ep.Deadline, deadline)
+		}
+		e.drainedOrStopped(t, ctx, next.Name)
+		queued = slices.DeleteFunc(queued, func(n string) bool { return n == next.Name })
+		cur = next.Name
+	}
+	for name, p := range done {
+		if !slices.Contains(steps(p), "Drained/drained") || slices.Contains(steps(p), "Failed/deadline-exceeded") {
+			t.Errorf("plan %s: history %s", name, history(p))
+		}
+		if name != first.Name && !inOrder(steps(p), []string{"Pending/waiting-for-slot", "Cordoning/cordon-submitted", "Drained/drained"}) {
+			t.Errorf("plan %s did not wait for the slot, then drain: history %s", name, history(p))
+		}
+	}
+}
+
 func cond(p *api.MaintenancePlan, typ string) metav1.ConditionStatus {
 	for _, c := range p.Status.Conditions {
 		if c.Type == typ {
@@ -706,4 +808,249 @@ func TestEvictionRejected(t *testing.T) {
 	if len(real) != 1 || real[0].Code != 422 {
 		t.Errorf("evictions %+v, want one answered 422", real)
 	}
+}
+
+// throughout runs check now, every interval until the time until, and once
+// at it: a watch over a span of wall time, for a check that fails the test
+// at once (t.Fatalf) when something changed.
+func throughout(t *testing.T, ctx context.Context, until time.Time, every time.Duration, check func()) {
+	t.Helper()
+	for {
+		check()
+		if !time.Now().Before(until) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the test's time ran out %s before the end of the watch", time.Until(until).Round(time.Second))
+		case <-time.After(min(every, time.Until(until))):
+		}
+	}
+}
+
+// planEvent is what the test compares of one Event.
+type planEvent struct {
+	Reason, Action, Note, ResourceVersion string
+	Count                                 int32
+}
+
+// planEvents are maintd's Events about plan name (regarding it, or related
+// to it), by the Event's namespace/name.
+func (e env) planEvents(t *testing.T, ctx context.Context, name string) map[string]planEvent {
+	t.Helper()
+	list, err := e.admin.EventsV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "reportingController=maintd"})
+	if err != nil {
+		t.Fatalf("list maintd's events: %v", err)
+	}
+	out := map[string]planEvent{}
+	for _, ev := range list.Items {
+		about := ev.Regarding.Kind == "MaintenancePlan" && ev.Regarding.Name == name
+		if r := ev.Related; r != nil && r.Kind == "MaintenancePlan" && r.Name == name {
+			about = true
+		}
+		if !about {
+			continue
+		}
+		pe := planEvent{Reason: ev.Reason, Action: ev.Action, Note: ev.Note, ResourceVersion: ev.ResourceVersion, Count: 1}
+		if ev.Series != nil {
+			pe.Count = ev.Series.Count
+		}
+		out[ev.Namespace+"/"+ev.Name] = pe
+	}
+	return out
+}
+
+// TestWaitingPlanIsSilent: a plan waiting for a budget that nothing will
+// restore writes nothing and records no Event while it waits. Deployment
+// web of maintd-stall.yaml scaled to 5 replicas of 12 CPUs on two 32-CPU
+// nodes: 4 run, two on the drained node, and the fifth stays Pending, so
+// PDB web (maxUnavailable 1) allows 0 disruptions from the start and
+// nothing changes afterwards. maxCooldown is 20 s so that the old timer,
+// which lifted the budget's cooldown by itself, would have flipped the plan
+// to Draining/budget-recovered and back to CoolingDown/pdb-budget-exhausted
+// (a status write and Events each time) several times within the 2
+// minutes watched.
+func TestWaitingPlanIsSilent(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, 2, "maintd-stall.yaml")
+	waitReady(t, ctx, e, 4)
+	if _, err := e.admin.AppsV1().Deployments(e.ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	settled(t, ctx, e, "web", 0)
+	pods, err := e.admin.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := 0
+	for _, pod := range pods.Items {
+		if pod.Spec.NodeName == "" {
+			pending++
+		}
+	}
+	if len(pods.Items) != 5 || pending != 1 || len(e.podsOn(t, ctx, e.node(1))) != 2 {
+		t.Fatalf("%d pods, %d of them Pending, %d on the drained node; want 5, 1 and 2", len(pods.Items), pending, len(e.podsOn(t, ctx, e.node(1))))
+	}
+
+	e.startMaintd(t, "")
+	p := e.plan(t, ctx, "silent", api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns),
+		MaxCooldown: &metav1.Duration{Duration: 20 * time.Second}})
+	e.deleteAtEnd(t, p.Name)
+	e.waitPhase(t, ctx, p.Name, api.CoolingDown, api.BudgetExhausted)
+	// The step's Event may be sent after the status write.
+	var events map[string]planEvent
+	if err := pollUntil(ctx, func() bool {
+		events = e.planEvents(t, ctx, p.Name)
+		for _, ev := range events {
+			if ev.Reason == string(api.CoolingDown) && ev.Action == string(api.BudgetExhausted) {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("no Event about the plan's CoolingDown/pdb-budget-exhausted: %v; events %+v", err, events)
+	}
+	base, err := e.plans.Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events = e.planEvents(t, ctx, p.Name)
+	t.Logf("plan %s at resourceVersion %s, %s, %d events about it", p.Name, base.ResourceVersion, history(base), len(events))
+
+	start := time.Now()
+	throughout(t, ctx, start.Add(2*time.Minute), 3*time.Second, func() {
+		t.Helper()
+		got, err := e.plans.Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ResourceVersion != base.ResourceVersion {
+			t.Fatalf("%s after it began to wait, the plan was written (resourceVersion %s, then %s); history %s\nstatus (-before +after):\n%s",
+				time.Since(start).Round(time.Second), base.ResourceVersion, got.ResourceVersion, history(got), cmp.Diff(base.Status, got.Status))
+		}
+		if diff := cmp.Diff(events, e.planEvents(t, ctx, p.Name)); diff != "" {
+			t.Fatalf("%s after the plan began to wait, maintd's Events about it changed (-before +after):\n%s", time.Since(start).Round(time.Second), diff)
+		}
+	})
+	if real, _ := e.evictions(t); len(real) != 0 {
+		t.Errorf("evictions sent under a budget that allowed none: %+v", real)
+	}
+}
+
+// drainedOrStopped waits until plan name is Drained, failing at once when
+// it is Blocked or Failed.
+func (e env) drainedOrStopped(t *testing.T, ctx context.Context, name string) *api.MaintenancePlan {
+	t.Helper()
+	p := e.wait(t, ctx, name, "Drained", func(p *api.MaintenancePlan) bool {
+		return p.Status.Phase == api.Drained || p.Status.Phase == api.Blocked || p.Status.Phase == api.Failed
+	})
+	if p.Status.Phase != api.Drained {
+		t.Fatalf("plan %s: %s/%s: %s\nhistory: %s", name, p.Status.Phase, p.Status.Reason, p.Status.Message, history(p))
+	}
+	return p
+}
+
+// TestDryRunMadeReal: a dry run spends none of the deadline. A plan that
+// stays a dry run for longer than its deadline (20 s) drains once dryRun is
+// set to false, its deadline counting from then; the dry run runs once for
+// its generation.
+func TestDryRunMadeReal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, 2, "maintd-drain.yaml")
+	waitReady(t, ctx, e, 4)
+	settled(t, ctx, e, "web", 1)
+	e.startMaintd(t, "")
+	const deadline = 20 * time.Second
+	p := e.plan(t, ctx, "dry", api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns), DryRun: true,
+		Deadline: &metav1.Duration{Duration: deadline}})
+	e.deleteAtEnd(t, p.Name)
+	created := time.Now()
+	e.wait(t, ctx, p.Name, "Pending/dry-run with verdicts", func(p *api.MaintenancePlan) bool {
+		return p.Status.Phase == api.Pending && p.Status.Reason == api.DryRunDone && len(p.Status.DryRun) == 2
+	})
+	// A margin over the deadline: the old start was the plan's first
+	// reconcile, a moment after its creation, truncated to the second.
+	throughout(t, ctx, created.Add(deadline+3*time.Second), time.Second, func() {
+		t.Helper()
+		got, err := e.plans.Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase != api.Pending || got.Status.Reason != api.DryRunDone {
+			t.Fatalf("dry run, %s after its creation: %s/%s: %s\nhistory: %s", time.Since(created).Round(time.Second), got.Status.Phase, got.Status.Reason, got.Status.Message, history(got))
+		}
+	})
+	if real, dry := e.evictions(t); len(real) != 0 || len(dry) != 2 {
+		t.Errorf("evictions in the dry run: %d real, %d dry runs; want 0 and 2 (once per generation)", len(real), len(dry))
+	}
+
+	madeReal := time.Now()
+	e.edit(t, ctx, p.Name, func(p *api.MaintenancePlan) { p.Spec.DryRun = false })
+	done := e.drainedOrStopped(t, ctx, p.Name)
+	ep := done.Status.EvictionProgress
+	if ep.StartedAt == nil || ep.StartedAt.Time.Before(madeReal.Truncate(time.Second)) || ep.Deadline == nil || ep.Deadline.Sub(ep.StartedAt.Time) != deadline {
+		t.Errorf("evictionProgress startedAt %v, deadline %v: want a start at or after dryRun was set to false (%s) and the deadline %s after it",
+			ep.StartedAt, ep.Deadline, madeReal.UTC().Format(time.RFC3339Nano), deadline)
+	}
+	if !inOrder(steps(done), []string{"Pending/dry-run", "Cordoning/cordon-submitted", "Drained/drained"}) {
+		t.Errorf("history %s", history(done))
+	}
+	if got := done.Status.Pods; got != (api.PodCounts{Total: 2, Evicted: 2}) {
+		t.Errorf("pods %+v, want 2 evicted of 2", got)
+	}
+}
+
+// deleteAtEnd deletes plan name when the test ends, before the test's
+// maintd (started earlier) is killed, and waits until maintd's finalizer
+// lets it go: a plan holding a cordon takes one of every maintd's
+// maintenance slots, cluster-wide, for as long as it exists.
+func (e env) deleteAtEnd(t *testing.T, name string) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := e.plans.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete plan %s: %v", name, err)
+			return
+		}
+		for {
+			p, err := e.plans.Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				if p != nil {
+					t.Errorf("plan %s still exists 30 s after its deletion: %s/%s, finalizers %v", name, p.Status.Phase, p.Status.Reason, p.Finalizers)
+				} else {
+					t.Errorf("plan %s after its deletion: %v", name, err)
+				}
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// slotsHeld are the nodes of the cluster cordoned by a plan that exists:
+// the maintenance slots in use, for every maintd.
+func slotsHeld(t *testing.T, ctx context.Context, e env) []string {
+	t.Helper()
+	nodes, err := e.admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	for _, n := range nodes.Items {
+		name, uid, ok := drain.ParseOwner(n.Annotations[cordon.OwnerAnnotation])
+		if !ok {
+			continue
+		}
+		if p, err := e.plans.Get(ctx, name, metav1.GetOptions{}); err == nil && p.UID == uid {
+			held = append(held, n.Name+" by plan "+name)
+		}
+	}
+	return held
 }
