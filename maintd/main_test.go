@@ -18,10 +18,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
 	"github.com/sentinel-go/sentinel/plumbing/scripttest"
@@ -111,12 +114,49 @@ func (e env) plan(t *testing.T, ctx context.Context, name string, spec api.Maint
 	if err != nil {
 		t.Fatalf("create plan %s: %v", p.Name, err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.plans.Delete(ctx, out.Name, metav1.DeleteOptions{})
-	})
+	t.Cleanup(func() { e.deletePlan(t, out) })
 	return out
+}
+
+// deletePlan deletes a test's plan and leaves no cordon of it behind:
+// maintd counts the maintenance slots cluster-wide, so a cordon left by
+// one test would hold a slot in the tests after it. A maintd still running
+// lifts the cordon and lets the plan go; when none does (killed first, or
+// never started) the test does what a person would: it lifts the plan's
+// cordon and removes the finalizer.
+func (e env) deletePlan(t *testing.T, p *api.MaintenancePlan) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := e.plans.Delete(ctx, p.Name, metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
+		return
+	}
+	gone := func(context.Context) (bool, error) {
+		_, err := e.plans.Get(ctx, p.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}
+	if wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Second, true, gone) == nil {
+		return
+	}
+	if _, err := cordon.Apply(ctx, e.admin.CoreV1().Nodes(), p.Spec.NodeName, cordon.Request{Owner: drain.Owner(p), Uncordon: true}, time.Now()); err != nil {
+		t.Logf("cleanup: uncordon %s for plan %s: %v", p.Spec.NodeName, p.Name, err)
+	}
+	for {
+		cur, err := e.plans.Get(ctx, p.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if err != nil {
+			t.Errorf("cleanup: plan %s: %v", p.Name, err)
+			return
+		}
+		cur.Finalizers = nil
+		if _, err := e.plans.Update(ctx, cur, metav1.UpdateOptions{}); err == nil || apierrors.IsNotFound(err) {
+			return
+		} else if !apierrors.IsConflict(err) {
+			t.Errorf("cleanup: remove the finalizer of plan %s: %v", p.Name, err)
+			return
+		}
+	}
 }
 
 // wait polls plan name until ok, failing the test at ctx's deadline with

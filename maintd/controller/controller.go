@@ -137,6 +137,9 @@ type Controller struct {
 	slot sync.Mutex
 	// inflight are the statuses decided and not yet written, by plan name.
 	inflight map[string]*api.MaintenancePlan
+	// throttledUntil is when the last throttling 429 stops holding every
+	// eviction.
+	throttledUntil time.Time
 	// synced is set once every cache has synced.
 	synced atomic.Bool
 	// start starts the informers once; running waits for them.

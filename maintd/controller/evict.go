@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,6 +54,9 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 				}
 			}
 			answers[i].Result, answers[i].Err = res, err
+			if err == nil && res.Outcome == evict.Throttled {
+				c.throttled(res)
+			}
 			if m := c.cfg.Metrics; m != nil && !dry {
 				m.Evictions.WithLabelValues(outcome(res, err)).Inc()
 			}
@@ -69,6 +73,17 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 		}
 		return drain.Record(p, st, answers, c.cfg.Now())
 	})
+}
+
+// throttled notes a throttling 429: the API server's wait holds every
+// plan's evictions, also after the plan whose status records it is gone.
+func (c *Controller) throttled(res *evict.Result) {
+	until := c.cfg.Now().Add(max(time.Duration(res.RetryAfterSeconds)*time.Second, time.Second))
+	c.mu.Lock()
+	if until.After(c.throttledUntil) {
+		c.throttledUntil = until
+	}
+	c.mu.Unlock()
 }
 
 // podEvent records an Event on an evicted pod (the API accepted its

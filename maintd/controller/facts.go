@@ -134,12 +134,18 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 		}
 	}
 	f.Holders = len(held)
+	f.ThrottledUntil = c.throttledUntil
 	for _, o := range plans {
 		if o.UID == p.UID || byName[o.Name] == nil {
 			continue
 		}
 		o = byName[o.Name]
 		if ep := o.Status.EvictionProgress; ep != nil {
+			for _, cd := range ep.Cooldowns {
+				if cd.PDB == drain.GlobalKey && cd.Reason == api.EvictionThrottled && cd.NextActionAt.Time.After(f.ThrottledUntil) {
+					f.ThrottledUntil = cd.NextActionAt.Time
+				}
+			}
 			for _, a := range ep.ActivePods {
 				if pod, err := c.pods.get(a.Namespace, a.Name); err == nil && pod.UID == a.UID {
 					f.Pods[pod.UID] = podFact(pod)

@@ -116,9 +116,10 @@ func (w *world) active(name string, uid types.UID, outcome string, rv string) {
 		PDBResourceVersion: rv, RequestedAt: metav1.NewTime(t0), Outcome: outcome})
 }
 
+// cooldown records an answer's cooldown (a refusal: Attempts 1).
 func (w *world) cooldown(key string, reason api.Reason, until time.Time, rv string) {
 	ep := w.plan.Status.EvictionProgress
-	ep.Cooldowns = append(ep.Cooldowns, api.Cooldown{PDB: key, Reason: reason, NextActionAt: metav1.NewTime(until), ResourceVersion: rv, Message: "earlier refusal"})
+	ep.Cooldowns = append(ep.Cooldowns, api.Cooldown{PDB: key, Reason: reason, NextActionAt: metav1.NewTime(until), ResourceVersion: rv, Message: "earlier refusal", Attempts: 1})
 }
 
 func (w *world) setPDB(key string, f func(*PDB)) {
@@ -444,6 +445,22 @@ func TestDecide(t *testing.T) {
 				w.setPDB("shop/web", func(p *PDB) { p.ResourceVersion, p.Generation = "11", 2 })
 			},
 			want: want{phase: api.CoolingDown, reason: api.BudgetExhausted},
+		},
+		"a predicted wait ends when the evictions it counted stop counting": {
+			setup: func(w *world) {
+				w.started(api.CoolingDown, api.BudgetExhausted)
+				ep := w.plan.Status.EvictionProgress
+				ep.Cooldowns = append(ep.Cooldowns, api.Cooldown{PDB: "shop/web", Reason: api.BudgetExhausted,
+					NextActionAt: metav1.NewTime(now.Add(time.Minute)), ResourceVersion: "10", Message: "1 eviction not yet counted"})
+			},
+			want: want{phase: api.Draining, reason: api.BudgetRecovered, message: "allows 1 disruptions again", requeue: time.Nanosecond},
+		},
+		"another plan's throttle holds this plan's evictions": {
+			setup: func(w *world) {
+				w.started(api.Cordoned, api.CordonObserved)
+				w.facts.ThrottledUntil = now.Add(2 * time.Second)
+			},
+			want: want{phase: api.CoolingDown, reason: api.EvictionThrottled, message: "throttled another plan's eviction", requeue: 2 * time.Second},
 		},
 		"a budget's cooldown whose wait ran out only re-checks": {
 			setup: func(w *world) {

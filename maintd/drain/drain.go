@@ -59,6 +59,9 @@ type Facts struct {
 	// Holders counts the other plans holding a cordon (maintenance slots in
 	// use); MaxNodes is the number of slots (--max-nodes-in-maintenance).
 	Holders, MaxNodes int
+	// ThrottledUntil is when the API server's last throttling 429 to
+	// another plan's eviction stops holding every eviction (zero: none).
+	ThrottledUntil time.Time
 	// Others are the active evictions of the other plans. Until a PDB's
 	// status shows them they count against its disruptionsAllowed, as this
 	// plan's own do, so that two plans draining nodes that share a PDB do

@@ -46,6 +46,12 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		}
 		return
 	}
+	if d.f.ThrottledUntil.After(d.now) {
+		// A throttle is the API server's, not one plan's.
+		d.requeueAt(d.f.ThrottledUntil)
+		d.set(api.CoolingDown, api.EvictionThrottled, "the API server throttled another plan's eviction: evictions resume at %s", d.f.ThrottledUntil.UTC().Format(time.RFC3339))
+		return
+	}
 	if recovered != "" {
 		d.set(api.Draining, api.BudgetRecovered, "%s", recovered)
 		d.dec.Requeue = time.Nanosecond
@@ -61,15 +67,6 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		}
 	}
 	unreflected := d.unreflected()
-	for uid := range d.retry {
-		// A retried pod's own earlier request is counted in unreflected;
-		// its new one takes that place.
-		for _, a := range ep.ActivePods {
-			if a.UID == uid && a.PDB != "" && !d.reflected(a) {
-				unreflected[a.Namespace+"/"+a.PDB]--
-			}
-		}
-	}
 	picked := map[string]int{}
 	var waits []string
 	waitReason := api.Reason("")
@@ -283,11 +280,13 @@ func (d *decider) reflected(a api.ActivePod) bool {
 }
 
 // unreflected counts, per PDB, the evictions of this plan and of the
-// other plans that its status does not show yet.
+// other plans that its status does not show yet. A pod to try again
+// (d.retry) is not counted: its new request takes the place of the one
+// that got no answer, and counting both would hold it behind itself.
 func (d *decider) unreflected() map[string]int {
 	out := map[string]int{}
 	for _, a := range slices.Concat(d.st.EvictionProgress.ActivePods, d.f.Others) {
-		if a.PDB != "" && !d.reflected(a) {
+		if a.PDB != "" && !d.retry[a.UID] && !d.reflected(a) {
 			out[a.Namespace+"/"+a.PDB]++
 		}
 	}
@@ -335,7 +334,10 @@ func (d *decider) liftCooldowns() string {
 			lifted = append(lifted, fmt.Sprintf("PDB %s is gone", c.PDB))
 		case !budget && !d.now.Before(c.NextActionAt.Time):
 			lifted = append(lifted, fmt.Sprintf("%s: the %s wait ran out", c.PDB, c.Reason))
-		case c.Reason == api.BudgetExhausted && known && pdb.ResourceVersion != c.ResourceVersion && pdb.Current() &&
+		// A wait the caches predicted (no answer: Attempts 0) ends when the
+		// prediction no longer holds, as when an eviction it counted
+		// stopped counting; a 429's needs a newer status of the PDB.
+		case c.Reason == api.BudgetExhausted && known && (pdb.ResourceVersion != c.ResourceVersion || c.Attempts == 0) && pdb.Current() &&
 			int(pdb.DisruptionsAllowed)-d.unreflected()[c.PDB] > 0:
 			lifted = append(lifted, fmt.Sprintf("PDB %s allows %d disruptions again", c.PDB, pdb.DisruptionsAllowed))
 		case c.Reason == api.PDBStale && known && pdb.Current() && pdb.ResourceVersion != c.ResourceVersion:

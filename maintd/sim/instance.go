@@ -201,8 +201,10 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 		// live read asks for the newest ("").
 		w.listed(in, a.GetResource(), out)
 	}
-	if write {
+	if write || (a.GetVerb() == "get" && a.GetResource() == podsR) {
 		w.logf("%s: %s %s -> %s", in.name, a.GetVerb(), describeAction(a), errText(err))
+	}
+	if write {
 		if err == nil {
 			w.wrote(in, a, before, out)
 		}
@@ -353,13 +355,14 @@ func (p poster) PostEviction(ctx context.Context, ev *policyv1.Eviction) (evict.
 	a.Subresource = "eviction"
 	f := w.fault(p.in, a)
 	switch f {
-	case killBefore:
+	case killBefore, killBeforeEviction:
 		p.in.dead = true
 		w.logf("kill %s before evicting %s/%s", p.in.name, ev.Namespace, ev.Name)
 		return evict.Answer{}, errKilled
 	case throttle:
 		w.logf("%s: evict %s/%s -> 429 throttled (injected)", p.in.name, ev.Namespace, ev.Name)
 		st := apierrors.NewTooManyRequests("Too many requests, please try again later.", 1).Status()
+		w.throttle = w.clock.Now().Add(time.Second)
 		return evict.Answer{Code: http.StatusTooManyRequests, Status: &st}, nil
 	case timeoutNotSent:
 		w.logf("%s: evict %s/%s -> timeout, not applied (injected)", p.in.name, ev.Namespace, ev.Name)

@@ -70,8 +70,11 @@ type World struct {
 	failed     string
 
 	// What the invariants remember.
-	evictions  map[types.UID]int       // applied evictions by maintd, per pod UID
-	throttled  time.Time               // the end of the last throttling 429's Retry-After
+	evictions map[types.UID]int // applied evictions by maintd, per pod UID
+	throttled time.Time         // the end of the last throttling 429's Retry-After
+	// throttle is a throttling 429's wait, in force once its batch of
+	// requests (sent in parallel, or one after the other here) is recorded.
+	throttle   time.Time
 	spent      map[string][]int64      // PDB -> the versions maintd's evictions spent it at
 	actions    int64                   // evictions maintd sent
 	refused    map[string]int64        // PDB -> the version a 429 was answered at
@@ -144,9 +147,13 @@ type Scenario struct {
 	// (minAvailable replicas), "none", "overlap" (two PDBs).
 	Workloads []Workload
 	Plans     []api.MaintenancePlanSpec
-	// PodsOn places the pods: each workload's replicas go round-robin over
-	// the nodes starting at node-1 (false: starting at a drawn node).
+	// FromFirstNode places the pods: each workload's replicas go
+	// round-robin over the nodes starting at node-1 (false: starting at a
+	// drawn node).
 	FromFirstNode bool
+	// Selectors, when set, start one maintd per label selector (the first
+	// leads) instead of one for every plan.
+	Selectors []string
 }
 
 // Workload is one Deployment of a scenario.
@@ -206,7 +213,17 @@ func (w *World) Setup(sc Scenario) {
 		w.cluster()
 	}
 	w.mu.Unlock()
-	w.start(labels.Everything(), "")
+	if len(sc.Selectors) == 0 {
+		w.start(labels.Everything(), "")
+	}
+	for _, s := range sc.Selectors {
+		sel, err := labels.Parse(s)
+		if err != nil {
+			w.failf("selector %q: %v", s, err)
+			return
+		}
+		w.start(sel, "maintd-"+s)
+	}
 	for i, spec := range sc.Plans {
 		w.createPlan(fmt.Sprintf("plan-%d", i+1), spec)
 	}
@@ -484,6 +501,9 @@ func (w *World) Settle(d time.Duration) {
 		if n > 0 {
 			continue
 		}
+		w.mu.Lock()
+		w.idle()
+		w.mu.Unlock()
 		next := w.next()
 		if next.IsZero() || next.After(end) {
 			break
@@ -502,14 +522,16 @@ func (w *World) arm(k faultKind) {
 type faultKind string
 
 const (
-	none           faultKind = ""
-	killBefore     faultKind = "kill-before-request"
-	killAfter      faultKind = "kill-after-request"
-	conflict       faultKind = "409-on-status-write"
-	throttle       faultKind = "429-throttle-eviction"
-	lost           faultKind = "eviction-answer-lost"
-	timeoutApplied faultKind = "eviction-timeout-applied"
-	timeoutNotSent faultKind = "eviction-timeout-not-applied"
+	none       faultKind = ""
+	killBefore faultKind = "kill-before-request"
+	// killBeforeEviction kills before the next eviction only (a script's).
+	killBeforeEviction faultKind = "kill-before-eviction"
+	killAfter          faultKind = "kill-after-request"
+	conflict           faultKind = "409-on-status-write"
+	throttle           faultKind = "429-throttle-eviction"
+	lost               faultKind = "eviction-answer-lost"
+	timeoutApplied     faultKind = "eviction-timeout-applied"
+	timeoutNotSent     faultKind = "eviction-timeout-not-applied"
 )
 
 var faultKinds = []faultKind{killBefore, killAfter, conflict, throttle, lost, timeoutApplied, timeoutNotSent}
@@ -529,7 +551,9 @@ func (w *World) fault(in *instance, a k8stesting.Action) faultKind {
 		case killBefore, killAfter:
 			fits = true
 		case conflict:
-			fits = a.GetResource() == plansR && a.GetVerb() == "update"
+			fits = a.GetResource() == plansR && a.GetSubresource() == "status"
+		case killBeforeEviction:
+			fits = eviction
 		default:
 			fits = eviction
 		}
@@ -619,6 +643,9 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 	if ev.DeleteOptions != nil && len(ev.DeleteOptions.DryRun) > 0 {
 		return
 	}
+	if now := w.clock.Now(); now.Before(w.throttled) {
+		w.violate("%s evicted %s/%s %s before the Retry-After of a throttling 429 ended", in.name, ev.Namespace, ev.Name, w.throttled.Sub(now))
+	}
 	o, ok := in.mirror[podsR][key(ev.Namespace, ev.Name)]
 	if !ok {
 		w.violate("%s evicted %s/%s, which its cache does not hold", in.name, ev.Namespace, ev.Name)
@@ -652,9 +679,6 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 	}
 	rv, _ := parseRV(pdb.ResourceVersion)
 	pk := key(pdb.Namespace, pdb.Name)
-	if now := w.clock.Now(); now.Before(w.throttled) {
-		w.violate("%s evicted %s/%s %s before the Retry-After of a throttling 429 ended", in.name, ev.Namespace, ev.Name, w.throttled.Sub(now))
-	}
 	if at, ok := w.refused[pk]; ok && rv <= at {
 		w.violate("%s evicted %s/%s under PDB %s again before a newer status of it (429 at version %d, cache at %d)", in.name, ev.Namespace, ev.Name, pk, at, rv)
 	}
@@ -692,7 +716,7 @@ func (w *World) evicted(in *instance, ev *policyv1.Eviction, v Verdict) {
 	}
 	res := evict.Classify(v.Code, v.Status, nil)
 	if res.Outcome == evict.Throttled {
-		w.throttled = w.clock.Now().Add(time.Duration(res.RetryAfterSeconds) * time.Second)
+		w.throttle = w.clock.Now().Add(time.Duration(res.RetryAfterSeconds) * time.Second)
 	}
 	if res.Outcome == evict.BudgetExhausted && res.PDB != nil {
 		pk := key(ev.Namespace, res.PDB.Name)
@@ -722,6 +746,9 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	p, ok := out.(*api.MaintenancePlan)
 	if !ok || a.GetSubresource() != "status" {
 		return
+	}
+	if !w.throttle.IsZero() {
+		w.throttled, w.throttle = w.throttle, time.Time{}
 	}
 	switch ep := p.Status.EvictionProgress; {
 	case p.Status.Phase == api.Cordoning:
@@ -836,33 +863,61 @@ func (w *World) held() map[string]bool {
 	return held
 }
 
-// final checks how the plans ended once the world settled: each is done,
-// failed, or blocked or waiting with a reason and a message that names the
-// cause; none is left in a step of its drain or past its deadline.
-func (w *World) final() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// idle checks, when the world is idle (every event sent, nothing ready to
+// reconcile, the cluster's controllers done), that no plan waits for what
+// is there: a slot that is free, or a PDB that allows a disruption; w.mu is
+// held.
+func (w *World) idle() {
 	held := w.held()
+	// The PDBs under which a live plan has a request whose answer may
+	// still come (or be tried again): waiting on them is right.
+	asking := map[string]bool{}
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		if ep := p.Status.EvictionProgress; ep != nil && !drain.Final(&p.Status) {
+			for _, a := range ep.ActivePods {
+				if a.Outcome == drain.Requested || a.Outcome == drain.Unknown {
+					asking[a.Namespace+"/"+a.PDB] = true
+				}
+			}
+		}
+	}
 	for _, o := range w.s.list(plansR, "", nil) {
 		p := o.(*api.MaintenancePlan)
 		st := p.Status
 		if st.Reason == api.WaitingForSlot && len(held) < w.MaxNodes {
 			w.violate("plan %s waits for a slot while %d of %d nodes are in maintenance", p.Name, len(held), w.MaxNodes)
 		}
-		if ep := st.EvictionProgress; ep != nil && st.Phase == api.CoolingDown && p.DeletionTimestamp == nil {
-			for _, c := range ep.Cooldowns {
-				if c.Reason != api.BudgetExhausted && c.Reason != api.PDBStale {
-					continue
-				}
-				ns, name, _ := strings.Cut(c.PDB, "/")
-				if o, err := w.s.get(pdbsR, ns, name); err == nil {
-					pdb := o.(*policyv1.PodDisruptionBudget)
-					if pdb.Status.DisruptionsAllowed > 0 && pdb.Status.ObservedGeneration >= pdb.Generation {
-						w.violate("plan %s waits on PDB %s, which allows %d disruptions", p.Name, c.PDB, pdb.Status.DisruptionsAllowed)
-					}
+		ep := st.EvictionProgress
+		if ep == nil || st.Phase != api.CoolingDown || p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range ep.Cooldowns {
+			if (c.Reason != api.BudgetExhausted && c.Reason != api.PDBStale) || asking[c.PDB] {
+				continue
+			}
+			ns, name, _ := strings.Cut(c.PDB, "/")
+			if o, err := w.s.get(pdbsR, ns, name); err == nil {
+				pdb := o.(*policyv1.PodDisruptionBudget)
+				if pdb.Status.DisruptionsAllowed > 0 && pdb.Status.ObservedGeneration >= pdb.Generation {
+					w.violate("plan %s waits on PDB %s, which allows %d disruptions (version %s; the wait is from version %s; %d evictions in flight)",
+						p.Name, c.PDB, pdb.Status.DisruptionsAllowed, pdb.ResourceVersion, c.ResourceVersion, len(ep.ActivePods))
 				}
 			}
 		}
+	}
+}
+
+// final checks how the plans ended once the world settled: each is done,
+// failed, or blocked or waiting with a reason and a message that names the
+// cause; none is left in a step of its drain or past its deadline.
+func (w *World) final() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.idle()
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		st := p.Status
 		switch st.Phase {
 		case api.Drained, api.Completed, api.Failed:
 		case api.Blocked, api.CoolingDown, api.Pending:

@@ -1,0 +1,236 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+)
+
+// The written schedules: each walks maintd into one defect that reading the
+// code found, and fails (the promise it names is broken) on the code before
+// the defect's fix; docs/maintd.md lists them.
+
+// only sends the pending events of the resources rs to every instance,
+// holding back the others.
+func (w *World) only(rs ...schema.GroupVersionResource) {
+	for _, in := range w.instances {
+		for _, r := range rs {
+			if !in.dead {
+				w.deliver(in, r, 1<<30)
+			}
+		}
+	}
+}
+
+// rounds lets the leader reconcile what is ready, n times, sending it the
+// events of rs in between and moving the clock by step.
+func (w *World) rounds(n int, step time.Duration, rs ...schema.GroupVersionResource) {
+	for range n {
+		w.only(rs...)
+		for i := 0; i < 50 && w.process(); i++ {
+			w.only(rs...)
+		}
+		w.reap()
+		w.check()
+		w.advance(w.clock.Now().Add(step))
+	}
+}
+
+// evictBy evicts a pod as another drainer does (no UID precondition).
+func (w *World) evictBy(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	v := w.s.evict(&policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name}})
+	w.logf("another drainer: evict %s -> %d", name, v.Code)
+}
+
+// edit changes an object on the server as a person does.
+func (w *World) edit(r schema.GroupVersionResource, namespace, name string, f func(o any)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o, err := w.s.get(r, namespace, name)
+	if err != nil {
+		w.failf("edit %s %s: %v", r.Resource, name, err)
+		return
+	}
+	f(o)
+	_, err = w.s.update(r, o, false)
+	w.logf("person: edit %s %s -> %s", r.Resource, name, errText(err))
+}
+
+// plan reads a plan from the server.
+func (w *World) plan(name string) *api.MaintenancePlan {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o, err := w.s.get(plansR, "", name)
+	if err != nil {
+		return nil
+	}
+	return o.(*api.MaintenancePlan)
+}
+
+func planSpec(node string) api.MaintenancePlanSpec {
+	return api.MaintenancePlanSpec{NodeName: node, AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: time.Hour}}
+}
+
+// schedules are the written schedules, by the defect they walk into.
+var schedules = map[string]struct {
+	scenario Scenario
+	maxNodes int
+	run      func(w *World)
+}{
+	"1 a 429 records its own PDB's version": {
+		// Two pods of two PDBs in one batch; another drainer has spent the
+		// first PDB's budget and maintd's cache does not show it yet. The
+		// first eviction is refused; the cooldown must hold the first PDB
+		// at the version the cache shows, not at the second pod's PDB's
+		// (which looked like a newer status, so the 429 was sent again).
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 2, PDB: "max1"}, {Name: "app2", Replicas: 2, PDB: "max1"}}},
+		maxNodes: 1,
+		run: func(w *World) {
+			w.evictBy("app1-5d8f-1")
+			w.createPlan("plan-1", planSpec("node-1"))
+			w.rounds(10, time.Second, plansR, nodesR)
+		},
+	},
+	"2 an unknown answer is read live before anything is sent again": {
+		// The eviction was applied but its answer lost; the cache does not
+		// show the pod going. After evictionTimeout the pod must be read
+		// live, not evicted a second time.
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 2, PDB: "max1"}}},
+		maxNodes: 1,
+		run: func(w *World) {
+			w.arm(lost)
+			w.createPlan("plan-1", planSpec("node-1"))
+			w.rounds(20, time.Second, plansR, nodesR)
+		},
+	},
+	"4 a failed status write leaks no slot": {
+		// Plan a decides to cordon, its status write meets a 409, then a
+		// person cordons its node: a is Blocked before it started. Plan b
+		// must get the slot (the in-memory claim of a leaked it forever).
+		scenario: Scenario{Nodes: 3, Workloads: []Workload{{Name: "app1", Replicas: 1, PDB: "none"}}},
+		maxNodes: 1,
+		run: func(w *World) {
+			w.arm(conflict)
+			w.createPlan("a", planSpec("node-1"))
+			w.only(plansR)
+			w.process() // a decides to cordon; its status write meets the 409
+			w.edit(nodesR, "", "node-1", func(o any) { o.(*corev1.Node).Spec.Unschedulable = true })
+			w.createPlan("b", planSpec("node-2"))
+			w.rounds(5, time.Second, plansR, nodesR)
+		},
+	},
+	"5 a terminal plan's unsent evictions stop counting": {
+		// Plans a and b drain the two nodes of one PDB's pods. a persists
+		// an eviction and is killed before sending it; a person releases
+		// a. b must not wait forever for a's eviction, which never went
+		// out.
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 2, PDB: "max1"}}},
+		maxNodes: 2,
+		run: func(w *World) {
+			w.arm(killBeforeEviction)
+			w.createPlan("a", planSpec("node-1"))
+			w.rounds(3, time.Second, plansR, nodesR)
+			w.reap()
+			w.edit(plansR, "", "a", func(o any) { o.(*api.MaintenancePlan).Spec.Release = true })
+			w.createPlan("b", planSpec("node-2"))
+		},
+	},
+	"7 an eviction without a PDB keeps the throttle": {
+		// A batch of a pod with a PDB and one without: the first meets a
+		// throttling 429 (Retry-After 1s), the second is accepted. The
+		// throttle must hold the next eviction for its second.
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 2, PDB: "max1"}, {Name: "app2", Replicas: 2, PDB: "none"}}},
+		maxNodes: 1,
+		run: func(w *World) {
+			w.arm(throttle)
+			w.createPlan("plan-1", planSpec("node-1"))
+			w.rounds(10, 100*time.Millisecond, plansR, nodesR)
+		},
+	},
+	"9 slots are counted across selectors": {
+		// Two maintd with --selector team=a and team=b, one slot each: the
+		// slot is cluster-wide, so b's plan waits while a's holds a node.
+		scenario: Scenario{Nodes: 3, Workloads: []Workload{{Name: "app1", Replicas: 1, PDB: "none"}}, Selectors: []string{"team=a", "team=b"}},
+		maxNodes: 1,
+		run: func(w *World) {
+			for _, team := range []string{"a", "b"} {
+				w.mu.Lock()
+				_, err := w.s.create(plansR, &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: team, Labels: map[string]string{"team": team}},
+					Spec: planSpec(map[string]string{"a": "node-1", "b": "node-2"}[team])})
+				w.mu.Unlock()
+				if err != nil {
+					w.failf("create plan %s: %v", team, err)
+				}
+			}
+			for _, in := range w.instances {
+				if !in.caughtUp {
+					in.caughtUp = in.ctrl.CatchUp(ctxBackground) == nil
+				}
+				for range 20 {
+					w.deliverAll()
+					in.queue.flush()
+					in.ctrl.ProcessNext(ctxBackground)
+					in.queue.flush()
+					w.check()
+				}
+			}
+		},
+	},
+}
+
+// TestSchedules runs the written schedules; each must keep every promise.
+func TestSchedules(t *testing.T) {
+	for name, s := range schedules {
+		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
+			w := New(1)
+			w.MaxNodes = s.maxNodes
+			w.Setup(s.scenario)
+			s.run(w)
+			w.Settle(3 * time.Hour)
+			if v, f := w.Violations(), w.Failed(); len(v) > 0 || f != "" {
+				t.Errorf("%d broken promises, first: %s; harness: %q\n%s", len(v), first(v), f, tail(w.Trace(), 80))
+			}
+			if *show {
+				t.Log(w.Trace())
+			}
+		})
+	}
+}
+
+// TestSchedulesWalkTheirPath checks that each written schedule reaches the
+// moment it was written for, so that it would catch its defect: the
+// evictions, 429s, kills and cordons it needs happen.
+func TestSchedulesWalkTheirPath(t *testing.T) {
+	want := map[string][]string{
+		"1 a 429 records its own PDB's version":                          {"evict shop/app1-5d8f-0 -> 429", "evict shop/app2-5d8f-0 -> 201"},
+		"2 an unknown answer is read live before anything is sent again": {"answer to maintd-1 lost (201 applied=true)", "maintd-1: get pods shop/app1-5d8f-0 -> ok"},
+		"4 a failed status write leaks no slot":                          {"409 to maintd-1 on update maintenanceplans/status a", "Blocked on a", "patch nodes node-2 -> ok"},
+		"5 a terminal plan's unsent evictions stop counting":             {"kill maintd-1 before evicting shop/app1-5d8f-0", "Completed on a", "evict shop/app1-5d8f-1 -> 201"},
+		"7 an eviction without a PDB keeps the throttle":                 {"429 throttled (injected)", "evict shop/app2-5d8f-0 -> 201"},
+		"9 slots are counted across selectors":                           {"maintd-team=a: patch nodes node-1 -> ok", "event Normal Pending on b"},
+	}
+	for name, s := range schedules {
+		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
+			w := New(1)
+			w.MaxNodes = s.maxNodes
+			w.Setup(s.scenario)
+			s.run(w)
+			w.Settle(3 * time.Hour)
+			trace := w.Trace()
+			for _, line := range want[name] {
+				if !strings.Contains(trace, line) {
+					t.Errorf("the schedule never got to %q\n%s", line, tail(trace, 80))
+				}
+			}
+		})
+	}
+}
