@@ -242,14 +242,35 @@ func New(cfg Config) *Controller {
 		})
 		utilruntime.Must(err)
 	}
-	handle(c.planInformer, true, func(obj any) {
+	plan := func(obj any) {
 		if p, ok := obj.(*api.MaintenancePlan); ok {
 			if c.selects(p) {
 				c.queue.Add(p.Name)
 			}
 			c.enqueueWaiting() // a slot or a node may have been freed
 		}
+	}
+	_, err := c.planInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { plan(obj); c.handled() },
+		UpdateFunc: func(old, obj any) {
+			plan(obj)
+			if o, ok := old.(*api.MaintenancePlan); ok {
+				if p, ok := obj.(*api.MaintenancePlan); ok && othersChanged(o, p) {
+					c.enqueueLive() // what the other plans count of this one changed
+				}
+			}
+			c.handled()
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			plan(obj)
+			c.enqueueLive() // its evictions in flight and its throttle no longer count
+			c.handled()
+		},
 	})
+	utilruntime.Must(err)
 	handle(nodeInformer, true, func(obj any) {
 		if n, ok := obj.(*corev1.Node); ok {
 			c.enqueueNode(n.Name)
@@ -289,6 +310,20 @@ func informer[L runtime.Object](c *Controller, lw listWatcher[L], obj runtime.Ob
 	utilruntime.Must(i.SetTransform(slim))
 	c.informers = append(c.informers, i)
 	return i
+}
+
+// othersChanged reports whether what other plans read of a plan changed
+// between two of its versions: its evictions in flight, its cooldowns (a
+// throttle holds every plan), whether it can still act.
+func othersChanged(old, p *api.MaintenancePlan) bool {
+	if drain.Final(&old.Status) != drain.Final(&p.Status) {
+		return true
+	}
+	a, b := old.Status.EvictionProgress, p.Status.EvictionProgress
+	if a == nil || b == nil {
+		return a != b
+	}
+	return !apiequality.Semantic.DeepEqual(a.ActivePods, b.ActivePods) || !apiequality.Semantic.DeepEqual(a.Cooldowns, b.Cooldowns)
 }
 
 func (c *Controller) handled() {
@@ -772,21 +807,17 @@ func (c *Controller) heldLive(ctx context.Context, p *api.MaintenancePlan) ([]st
 	for i := range list.Items {
 		o := &list.Items[i]
 		self = self || (o.UID == p.UID && o.DeletionTimestamp == nil)
+		if o.UID == p.UID || !drain.HoldsCordon(&o.Status) || held[o.Spec.NodeName] {
+			continue
+		}
+		node, err := c.cfg.Clients.Core.Nodes().Get(ctx, o.Spec.NodeName, metav1.GetOptions{})
 		switch {
-		case o.UID == p.UID || !drain.HoldsCordon(&o.Status) || held[o.Spec.NodeName]:
-		case o.Status.Phase == api.Cordoning:
-			if before(o, p) {
-				held[o.Spec.NodeName] = true
-			}
-		default:
-			node, err := c.cfg.Clients.Core.Nodes().Get(ctx, o.Spec.NodeName, metav1.GetOptions{})
-			switch {
-			case apierrors.IsNotFound(err):
-			case err != nil:
-				return nil, fmt.Errorf("read node %s before cordoning: %w", o.Spec.NodeName, err)
-			case node.Annotations[cordon.OwnerAnnotation] == drain.Owner(o):
-				held[node.Name] = true
-			}
+		case err != nil && !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("read node %s before cordoning: %w", o.Spec.NodeName, err)
+		case err == nil && node.Annotations[cordon.OwnerAnnotation] == drain.Owner(o):
+			held[node.Name] = true // its cordon landed
+		case o.Status.Phase == api.Cordoning && before(o, p):
+			held[o.Spec.NodeName] = true // its cordon is on its way
 		}
 	}
 	if !self {

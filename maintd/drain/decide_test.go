@@ -381,9 +381,18 @@ func TestDecide(t *testing.T) {
 			setup: func(w *world) {
 				w.started(api.Draining, api.EvictionAccepted)
 				w.active("web-1", "pod-1", Accepted, "10")
+				w.plan.Status.EvictionProgress.ActivePods[0].RequestedAt = metav1.NewTime(now.Add(-10 * time.Second))
 				w.removePod("pod-1")
 			},
 			want: want{phase: api.CoolingDown, reason: api.BudgetExhausted, message: "not yet counted"},
+		},
+		"gone for maxCooldown and its PDB never changed: it spent no budget": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.EvictionAccepted)
+				w.active("web-1", "pod-1", Accepted, "10")
+				w.removePod("pod-1")
+			},
+			want: want{phase: api.Draining, reason: api.EvictionRequested, action: Evict, targets: []string{"shop/web-2"}},
 		},
 		"another plan's eviction under the PDB not yet shown: no request": {
 			setup: func(w *world) {

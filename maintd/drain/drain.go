@@ -109,8 +109,9 @@ const (
 type Target struct {
 	Namespace, Name string
 	UID             types.UID
-	// PDB is the governing PDB's name, if any.
-	PDB string
+	// PDB is the governing PDB's name, if any, and PDBVersion the
+	// resourceVersion of its status the decision read.
+	PDB, PDBVersion string
 	// Live: an earlier request for this pod got no answer, so it may have
 	// been applied; the controller reads the pod from the API server, not
 	// the cache, and sends nothing when it is gone or going.

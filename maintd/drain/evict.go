@@ -120,7 +120,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		if key != "" {
 			picked[key]++
 		}
-		t := Target{Namespace: v.Namespace, Name: v.Name, UID: v.UID, PDB: pred.PDB, Live: d.retry[v.UID]}
+		t := Target{Namespace: v.Namespace, Name: v.Name, UID: v.UID, PDB: pred.PDB, PDBVersion: d.f.PDBs[key].ResourceVersion, Live: d.retry[v.UID]}
 		d.dec.Targets = append(d.dec.Targets, t)
 		a := api.ActivePod{Namespace: t.Namespace, Name: t.Name, UID: t.UID, PDB: t.PDB,
 			PDBResourceVersion: d.f.PDBs[key].ResourceVersion, RequestedAt: metav1.NewTime(d.now), Outcome: Requested}
@@ -207,6 +207,7 @@ func (d *decider) settle() (waiting []string) {
 			if d.reflected(a) {
 				continue
 			}
+			d.requeueAt(a.RequestedAt.Add(d.spec.MaxCooldown)) // see reflected
 		case pod.Terminating:
 			if a.Outcome != Accepted {
 				a.Outcome, a.AnsweredAt = Accepted, nil // after a restart: the pod is going, our request made it
@@ -271,7 +272,12 @@ func (d *decider) reflected(a api.ActivePod) bool {
 		return true
 	}
 	if pdb.ResourceVersion == a.PDBResourceVersion {
-		return false
+		// An eviction that spent the budget changed the PDB's status. One
+		// that did not (an unready pod goes without it) may never change
+		// it: once the pod is gone and maxCooldown has passed since the
+		// request, no write of the budget is still on its way.
+		_, present := d.f.Pods[a.UID]
+		return !present && !d.now.Before(a.RequestedAt.Add(d.spec.MaxCooldown))
 	}
 	if pod, present := d.f.Pods[a.UID]; present && !pod.Terminating && !pdb.DisruptedPods[a.Name] {
 		return false

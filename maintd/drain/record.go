@@ -103,9 +103,6 @@ func (r *recorder) answer(a Answer) {
 	if idx < 0 {
 		return // not ours (any more)
 	}
-	// A copy: drop shifts the slice, and the cooldowns below need this
-	// pod's PDB version, not the next pod's.
-	ap := r.ep.ActivePods[idx]
 	drop := func() { r.ep.ActivePods = slices.Delete(r.ep.ActivePods, idx, idx+1) }
 	key := GlobalKey
 	if t.PDB != "" {
@@ -129,10 +126,10 @@ func (r *recorder) answer(a Answer) {
 		r.messages = append(r.messages, msg)
 	case evict.BudgetExhausted:
 		drop()
-		r.cool(key, api.BudgetExhausted, r.spec.MaxCooldown, ap.PDBResourceVersion, msg)
+		r.cool(key, api.BudgetExhausted, r.spec.MaxCooldown, t.PDBVersion, msg)
 	case evict.PDBStale:
 		drop()
-		r.cool(key, api.PDBStale, retryAfter(a.Result, 10*time.Second), ap.PDBResourceVersion, msg)
+		r.cool(key, api.PDBStale, retryAfter(a.Result, 10*time.Second), t.PDBVersion, msg)
 	case evict.Throttled:
 		drop()
 		r.cool(GlobalKey, api.EvictionThrottled, retryAfter(a.Result, time.Second), "", msg)
@@ -142,7 +139,7 @@ func (r *recorder) answer(a Answer) {
 		if c := r.find(key); c != nil {
 			attempts = c.Attempts
 		}
-		r.cool(key, api.APIContention, min(time.Second<<min(attempts, 10), r.spec.MaxCooldown), ap.PDBResourceVersion, msg)
+		r.cool(key, api.APIContention, min(time.Second<<min(attempts, 10), r.spec.MaxCooldown), t.PDBVersion, msg)
 	case evict.PDBOverlap:
 		drop()
 		if names := a.Result.PDBs; len(names) > 0 {
@@ -240,6 +237,16 @@ func RecordDryRun(p *api.MaintenancePlan, st api.MaintenancePlanStatus, answers 
 	st = *st.DeepCopy()
 	st.DryRun = nil
 	refused := 0
+	if ep := st.EvictionProgress; ep != nil {
+		// A throttle holds every plan's evictions, dry runs' too: it is
+		// recorded as any plan's would be.
+		r := recorder{st: &st, ep: ep, spec: Defaulted(p.Spec), now: now.UTC().Truncate(time.Second)}
+		for _, a := range answers {
+			if a.outcome() == evict.Throttled {
+				r.cool(GlobalKey, api.EvictionThrottled, retryAfter(a.Result, time.Second), "", a.message())
+			}
+		}
+	}
 	var notes []string
 	for _, a := range answers {
 		v := api.PodVerdict{Namespace: a.Target.Namespace, Name: a.Target.Name, UID: a.Target.UID, Outcome: string(a.outcome()), Message: a.message()}

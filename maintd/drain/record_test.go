@@ -16,7 +16,7 @@ import (
 
 func TestRecord(t *testing.T) {
 	now := t0.Add(time.Minute)
-	web1 := Target{Namespace: "shop", Name: "web-1", UID: "pod-1", PDB: "web"}
+	web1 := Target{Namespace: "shop", Name: "web-1", UID: "pod-1", PDB: "web", PDBVersion: "10"}
 	res := func(o evict.Outcome, reason, msg string, retry int) *evict.Result {
 		r := evict.NewResult("shop", "web-1")
 		r.Outcome, r.Reason, r.Message, r.RetryAfterSeconds = o, reason, msg, retry
@@ -123,7 +123,7 @@ func TestRefusalThenEventStorm(t *testing.T) {
 	w := newWorld()
 	w.started(api.Draining, api.EvictionRequested)
 	w.active("web-1", "pod-1", Requested, "10")
-	st := Record(w.plan, w.plan.Status, []Answer{{Target: Target{Namespace: "shop", Name: "web-1", UID: "pod-1", PDB: "web"},
+	st := Record(w.plan, w.plan.Status, []Answer{{Target: Target{Namespace: "shop", Name: "web-1", UID: "pod-1", PDB: "web", PDBVersion: "10"},
 		Result: &evict.Result{Outcome: evict.BudgetExhausted, Message: "needs 7 healthy pods and has 7"}}}, t0)
 	w.plan.Status = st
 	// The cache still says the budget allows one (it is what made maintd try).

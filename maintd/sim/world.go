@@ -772,7 +772,7 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	timed := false
 	if ep := p.Status.EvictionProgress; ep != nil {
 		for _, a := range ep.ActivePods {
-			timed = timed || a.Outcome == drain.Unknown || a.Outcome == drain.Requested
+			timed = timed || a.Outcome == drain.Unknown || a.Outcome == drain.Requested || a.Outcome == drain.Gone
 		}
 	}
 	if sl == nil || sl.facts != facts || retries(sl.last) || sl.timed {
@@ -867,7 +867,20 @@ func (w *World) held() map[string]bool {
 // reconcile, the cluster's controllers done), that no plan waits for what
 // is there: a slot that is free, or a PDB that allows a disruption; w.mu is
 // held.
-func (w *World) idle() {
+func (w *World) idle() { w.stuck(false) }
+
+// stuck checks that no plan waits for what is there; at idle points a plan
+// the controller will look at again (a queued delay) is let be, at the end
+// (strict) none is. w.mu is held.
+func (w *World) stuck(strict bool) {
+	scheduled := map[string]bool{}
+	if in := w.leader(); in != nil && !strict {
+		in.queue.mu.Lock()
+		for k := range in.queue.waiting {
+			scheduled[k] = true
+		}
+		in.queue.mu.Unlock()
+	}
 	held := w.held()
 	// The PDBs under which a live plan has a request whose answer may
 	// still come (or be tried again): waiting on them is right.
@@ -889,7 +902,7 @@ func (w *World) idle() {
 			w.violate("plan %s waits for a slot while %d of %d nodes are in maintenance", p.Name, len(held), w.MaxNodes)
 		}
 		ep := st.EvictionProgress
-		if ep == nil || st.Phase != api.CoolingDown || p.DeletionTimestamp != nil {
+		if ep == nil || st.Phase != api.CoolingDown || p.DeletionTimestamp != nil || scheduled[p.Name] {
 			continue
 		}
 		for _, c := range ep.Cooldowns {
@@ -902,6 +915,7 @@ func (w *World) idle() {
 				if pdb.Status.DisruptionsAllowed > 0 && pdb.Status.ObservedGeneration >= pdb.Generation {
 					w.violate("plan %s waits on PDB %s, which allows %d disruptions (version %s; the wait is from version %s; %d evictions in flight)",
 						p.Name, c.PDB, pdb.Status.DisruptionsAllowed, pdb.ResourceVersion, c.ResourceVersion, len(ep.ActivePods))
+					w.logf("  its evictions in flight: %+v; the PDB's status: %+v", ep.ActivePods, pdb.Status)
 				}
 			}
 		}
@@ -914,7 +928,7 @@ func (w *World) idle() {
 func (w *World) final() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.idle()
+	w.stuck(true)
 	for _, o := range w.s.list(plansR, "", nil) {
 		p := o.(*api.MaintenancePlan)
 		st := p.Status
