@@ -30,6 +30,7 @@ BOILERPLATE  := tools/boilerplate.go.txt
 # (1 keeps a shared machine usable; $$(nproc) is Go's default);
 # FUZZMINIMIZETIME is -fuzzminimizetime: Go's default, 60s for every new
 # input, left FuzzForNodes 60 executions in 5 minutes (2s: 38,000 in 40s).
+SEEDS        ?= 1000
 TEST_FUZZTIME ?= 10s
 FUZZTIME     ?= 5m
 FUZZPARALLEL ?= 1
@@ -85,6 +86,7 @@ $(CODE_GEN)/%:
 .PHONY: test
 test: deps kube-bins build check-generated ## unit, golden, control-plane e2e (-race), fuzz (bounded), demo
 	@for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test -race -count=1 -timeout 30m ./...); done
+	@echo "== maintd simulation, $(SEEDS) seeds"; $(MAKE) --no-print-directory sim SEEDS=$(SEEDS)
 	@FUZZPARALLEL=$(FUZZPARALLEL) FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) .ci/fuzz.sh $(TEST_FUZZTIME) $(MODULES)
 	@$(MAKE) --no-print-directory demo
 
@@ -92,10 +94,9 @@ test: deps kube-bins build check-generated ## unit, golden, control-plane e2e (-
 fuzz: ## every fuzz target for FUZZTIME (default 5m) with FUZZPARALLEL workers (default 1); failing inputs stay in testdata/fuzz
 	@FUZZPARALLEL=$(FUZZPARALLEL) FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) .ci/fuzz.sh $(FUZZTIME) $(MODULES)
 
-SEEDS ?= 1000
 .PHONY: sim
-sim: ## maintd's deterministic simulation over SEEDS seeds (default 1000); a failing seed prints the schedule that replays it
-	@cd maintd && go test -count=1 -run 'TestSim$$' ./sim -seeds $(SEEDS)
+sim: ## maintd's deterministic simulation over SEEDS seeds (default 1000, also in make test); a failing seed prints the schedule that replays it
+	@cd maintd && go test -count=1 -timeout 30m -run 'TestSim$$' ./sim -seeds $(SEEDS) -v
 
 .PHONY: docs
 docs: build ## docs/tools/<tool>.md, each tool's manual page, from its help (tests fail when they are stale)
