@@ -140,27 +140,30 @@ func evictableNow(pod *view.Pod, matching []*view.PodDisruptionBudget) Predictio
 			Message: fmt.Sprintf("The disruption budget %s does not allow evicting pods currently: too many pending evictions not confirmed by PDB controller", pdb.Name)}
 	case pdb.Status.DisruptionsAllowed == 0:
 		return Prediction{Outcome: OutcomeBudgetExhausted, HTTPStatus: http.StatusTooManyRequests, Rule: RuleBudgetExhausted, PDB: pdb.Name,
-			Message: exhaustedMessage(pdb)}
+			Message: ExhaustedMessage(pdb.Name, pdb.Status)}
 	}
 	p := accepted(RuleBudgetAvailable)
 	p.PDB, p.UsesBudget = pdb.Name, true
 	return p
 }
 
-// exhaustedMessage is the cause message of the apiserver's 429 for a budget
-// that allows no disruption.
-func exhaustedMessage(pdb *view.PodDisruptionBudget) string {
-	c := meta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition)
+// ExhaustedMessage is the cause message of the API server's 429 for the
+// budget called name, whose status allows no disruption: a failed sync
+// first (its counts are not to be trusted), then the counts when they
+// explain it, then the DisruptionAllowed condition's message. maintd's
+// simulated Eviction API answers with it too.
+func ExhaustedMessage(name string, st policyv1.PodDisruptionBudgetStatus) string {
+	c := meta.FindStatusCondition(st.Conditions, policyv1.DisruptionAllowedCondition)
 	failed := c != nil && c.Status == metav1.ConditionFalse && c.Message != ""
 	switch {
 	case failed && c.Reason == policyv1.SyncFailedReason:
-		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently because it failed sync: %s", pdb.Name, c.Message)
-	case pdb.Status.CurrentHealthy <= pdb.Status.DesiredHealthy:
-		return fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy)
+		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently because it failed sync: %s", name, c.Message)
+	case st.CurrentHealthy <= st.DesiredHealthy:
+		return fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", name, st.DesiredHealthy, st.CurrentHealthy)
 	case failed:
-		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently (%s): %s", pdb.Name, c.Reason, c.Message)
+		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently (%s): %s", name, c.Reason, c.Message)
 	}
-	return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently", pdb.Name)
+	return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently", name)
 }
 
 // podReady is the apiserver's IsPodReady: a Ready condition with status True.

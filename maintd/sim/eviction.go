@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 )
 
 // The Eviction API's messages (kube-apiserver v1.37; docs/eviction-api.md).
@@ -125,7 +127,7 @@ func (s *store) evict(ev *policyv1.Eviction) Verdict {
 			"too many pending evictions not confirmed by PDB controller"))
 	case pdb.Status.DisruptionsAllowed == 0:
 		err := apierrors.NewTooManyRequests(violateMessage, 0)
-		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause, Message: exhausted(pdb)})
+		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause, Message: analyze.ExhaustedMessage(pdb.Name, pdb.Status)})
 		return answer(err)
 	}
 	if dry {
@@ -158,23 +160,6 @@ func forbidden(pdb, reason, cause string) *apierrors.StatusError {
 	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause,
 		Message: fmt.Sprintf("The disruption budget %s does not allow evicting pods currently: %s", pdb, cause)})
 	return err
-}
-
-// exhausted is the cause of the 429 of a budget that allows no disruption:
-// a failed sync first (its counts are not to be trusted), then the counts
-// when they explain it, then the DisruptionAllowed condition's message.
-func exhausted(pdb *policyv1.PodDisruptionBudget) string {
-	c := meta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition)
-	said := c != nil && c.Status == metav1.ConditionFalse && c.Message != ""
-	switch {
-	case said && c.Reason == policyv1.SyncFailedReason:
-		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently because it failed sync: %s", pdb.Name, c.Message)
-	case pdb.Status.CurrentHealthy <= pdb.Status.DesiredHealthy:
-		return fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy)
-	case said:
-		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently (%s): %s", pdb.Name, c.Reason, c.Message)
-	}
-	return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently", pdb.Name)
 }
 
 // uidConflict is the 409 of a UID precondition the pod does not meet; the
