@@ -879,18 +879,26 @@ func TestWaitingPlanIsSilent(t *testing.T) {
 		t.Fatal(err)
 	}
 	settled(t, ctx, e, "web", 0)
-	pods, err := e.admin.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pending := 0
-	for _, pod := range pods.Items {
-		if pod.Spec.NodeName == "" {
-			pending++
+	// The budget can show 0 allowed (from the Deployment's new scale)
+	// before the ReplicaSet made the fifth pod: wait for it.
+	var count, pending, onNode int
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := e.admin.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return false, nil
 		}
-	}
-	if len(pods.Items) != 5 || pending != 1 || len(e.podsOn(t, ctx, e.node(1))) != 2 {
-		t.Fatalf("%d pods, %d of them Pending, %d on the drained node; want 5, 1 and 2", len(pods.Items), pending, len(e.podsOn(t, ctx, e.node(1))))
+		count, pending, onNode = len(pods.Items), 0, 0
+		for _, pod := range pods.Items {
+			switch pod.Spec.NodeName {
+			case "":
+				pending++
+			case e.node(1):
+				onNode++
+			}
+		}
+		return count == 5 && pending == 1 && onNode == 2, nil
+	}); err != nil {
+		t.Fatalf("%d pods, %d of them Pending, %d on the drained node; want 5, 1 and 2", count, pending, onNode)
 	}
 
 	e.startMaintd(t, "")
