@@ -21,7 +21,7 @@ CONTROLLER_GEN := $(CACHE)/tools/controller-gen-$(CONTROLLER_GEN_VERSION)
 CODE_GENERATOR_VERSION := v0.37.2
 CODE_GEN     := $(CACHE)/tools/code-generator-$(CODE_GENERATOR_VERSION)
 # The generated MaintenancePlan client (typed client and its fake, lister,
-# informer): maintd/client is entirely generated, and made anew each time.
+# informer): maintd/client is generated (but its staticcheck.conf), and made anew each time.
 CLIENT_PKG   := github.com/sentinel-go/sentinel/maintd/client
 API_PKG      := github.com/sentinel-go/sentinel/maintd/api/v1alpha1
 BOILERPLATE  := tools/boilerplate.go.txt
@@ -60,7 +60,7 @@ deps: ## install the Debian packages the tests need (prometheus, wrk)
 generate: $(CONTROLLER_GEN) $(CODE_GEN)/client-gen $(CODE_GEN)/lister-gen $(CODE_GEN)/informer-gen ## the MaintenancePlan CRD, deep-copy code, client, lister and informer from maintd's API types (pinned generators)
 	@cd maintd && $(CONTROLLER_GEN) object paths=./api/... && \
 		$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/... output:crd:stdout > deploy/crd.yaml
-	@cd maintd && rm -rf client && \
+	@cd maintd && rm -rf client/clientset client/listers client/informers && \
 		$(CODE_GEN)/client-gen --go-header-file $(BOILERPLATE) --clientset-name versioned \
 			--input-base github.com/sentinel-go/sentinel/maintd --input api/v1alpha1 \
 			--output-dir client/clientset --output-pkg $(CLIENT_PKG)/clientset && \

@@ -65,17 +65,6 @@ func (w *World) edit(r schema.GroupVersionResource, namespace, name string, f fu
 	w.logf("person: edit %s %s -> %s", r.Resource, name, errText(err))
 }
 
-// plan reads a plan from the server.
-func (w *World) plan(name string) *api.MaintenancePlan {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	o, err := w.s.get(plansR, "", name)
-	if err != nil {
-		return nil
-	}
-	return o.(*api.MaintenancePlan)
-}
-
 func planSpec(node string) api.MaintenancePlanSpec {
 	return api.MaintenancePlanSpec{NodeName: node, AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: time.Hour}}
 }
