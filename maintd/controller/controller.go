@@ -312,18 +312,32 @@ func informer[L runtime.Object](c *Controller, lw listWatcher[L], obj runtime.Ob
 	return i
 }
 
-// othersChanged reports whether what other plans read of a plan changed
-// between two of its versions: its evictions in flight, its cooldowns (a
-// throttle holds every plan), whether it can still act.
+// othersChanged reports whether a plan's update can let another plan act:
+// evictions of it stopped counting (fewer in flight), it can no longer act
+// (its bookkeeping cleared), or it met a throttle (which holds every plan).
+// New evictions only make the others wait, and the PDBs' events wake them.
 func othersChanged(old, p *api.MaintenancePlan) bool {
 	if drain.Final(&old.Status) != drain.Final(&p.Status) {
 		return true
 	}
 	a, b := old.Status.EvictionProgress, p.Status.EvictionProgress
-	if a == nil || b == nil {
-		return a != b
+	switch {
+	case a == nil || b == nil:
+		return false
+	case len(b.ActivePods) < len(a.ActivePods):
+		return true
 	}
-	return !apiequality.Semantic.DeepEqual(a.ActivePods, b.ActivePods) || !apiequality.Semantic.DeepEqual(a.Cooldowns, b.Cooldowns)
+	return throttle(b) != throttle(a)
+}
+
+// throttle is the end of a throttle a plan's status records, or zero.
+func throttle(ep *api.EvictionProgress) time.Time {
+	for _, c := range ep.Cooldowns {
+		if c.PDB == drain.GlobalKey && c.Reason == api.EvictionThrottled {
+			return c.NextActionAt.Time
+		}
+	}
+	return time.Time{}
 }
 
 func (c *Controller) handled() {
