@@ -19,18 +19,24 @@ import (
 // duration ("2s") after it is scheduled.
 const PodReadyDelayAnnotation = "pod-ready.stage.kwok.x-k8s.io/delay"
 
+// PodDeleteDelayAnnotation on a pod delays its removal by the given
+// duration ("5s") after it is deleted: a pod that takes that long to exit
+// (give it at least that grace). Without it a deleted pod goes at once.
+const PodDeleteDelayAnnotation = "pod-delete.stage.kwok.x-k8s.io/delay"
+
 // PoolLabel groups the nodes of one test (or of the demo).
 const PoolLabel = "sentinel.dev/pool"
 
 // writeKwokConfig takes kwok's published stages and gives the pod-ready
-// stage a per-pod delay read from PodReadyDelayAnnotation.
+// and pod-delete stages a per-pod delay read from PodReadyDelayAnnotation
+// and PodDeleteDelayAnnotation.
 func (cp *ControlPlane) writeKwokConfig() error {
 	data, err := os.ReadFile(cp.bin("kwok-stages.yaml"))
 	if err != nil {
 		return err
 	}
 	var out bytes.Buffer
-	found := false
+	found := 0
 	for doc := range bytes.SplitSeq(data, []byte("\n---")) {
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
@@ -41,14 +47,14 @@ func (cp *ControlPlane) writeKwokConfig() error {
 		}
 		meta, _ := stage["metadata"].(map[string]any)
 		spec, _ := stage["spec"].(map[string]any)
-		if meta != nil && spec != nil && meta["name"] == "pod-ready" {
-			spec["delay"] = map[string]any{
-				"durationMilliseconds": 0,
-				"durationFrom": map[string]any{
-					"expressionFrom": `.metadata.annotations["` + PodReadyDelayAnnotation + `"]`,
-				},
+		if meta != nil && spec != nil {
+			if annotation, ok := map[any]string{"pod-ready": PodReadyDelayAnnotation, "pod-delete": PodDeleteDelayAnnotation}[meta["name"]]; ok {
+				spec["delay"] = map[string]any{
+					"durationMilliseconds": 0,
+					"durationFrom":         map[string]any{"expressionFrom": `.metadata.annotations["` + annotation + `"]`},
+				}
+				found++
 			}
-			found = true
 		}
 		b, err := yaml.Marshal(stage)
 		if err != nil {
@@ -57,8 +63,8 @@ func (cp *ControlPlane) writeKwokConfig() error {
 		out.WriteString("---\n")
 		out.Write(b)
 	}
-	if !found {
-		return fmt.Errorf("kwok stages: no pod-ready stage in %s", cp.bin("kwok-stages.yaml"))
+	if found != 2 {
+		return fmt.Errorf("kwok stages: no pod-ready or pod-delete stage in %s", cp.bin("kwok-stages.yaml"))
 	}
 	return os.WriteFile(filepath.Join(cp.dir, "kwok.yaml"), out.Bytes(), 0o644)
 }
