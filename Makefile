@@ -98,6 +98,20 @@ fuzz: ## every fuzz target for FUZZTIME (default 5m) with FUZZPARALLEL workers (
 sim: ## maintd's deterministic simulation over SEEDS seeds (default 1000, also in make test); a failing seed prints the schedule that replays it
 	@cd maintd && go test -count=1 -timeout 30m -run 'TestSim$$' ./sim -seeds $(SEEDS) -v
 
+# make forecast-accuracy runs 50 seeds unless SEEDS is given.
+FORECAST_SEEDS = $(if $(filter command line environment,$(origin SEEDS)),$(SEEDS),50)
+
+.PHONY: forecast-accuracy
+forecast-accuracy: kube-bins build ## maintd's drain forecast against SEEDS seeded drains on the local control plane (default 50; make test runs 10); the table goes to docs/benchmarks.md
+	@out=$$(mktemp); sec=$$(mktemp); \
+		(cd maintd && go test -count=1 -timeout 60m -run 'TestForecastAccuracy$$' . -forecast-seeds $(FORECAST_SEEDS) -forecast-report $$out -v | grep -E '^(---|ok|FAIL)|seed [0-9]+:'); \
+		{ echo "## Forecast accuracy"; echo; \
+		  echo "\`make forecast-accuracy SEEDS=$(FORECAST_SEEDS)\` ($$(date -u +%Y-%m-%d), $$(nproc) cores): each seed draws 4-12 kwok nodes and 10-150 pods in"; \
+		  echo "Deployments and StatefulSets (time to Ready 2-8 s, grace 1-6 s taken in full, PDBs maxUnavailable 1-3 or minAvailable),"; \
+		  echo "drains node 1 with maintd and compares the forecast its plan carried at the cordon with the time from the cordon to Drained."; \
+		  echo; cat $$out; } > $$sec; \
+		python3 plumbing/bench/section.py docs/benchmarks.md "## Forecast accuracy" $$sec; rm -f $$out $$sec
+
 .PHONY: docs
 docs: build ## docs/tools/<tool>.md, each tool's manual page, from its help (tests fail when they are stale)
 	@mkdir -p docs/tools

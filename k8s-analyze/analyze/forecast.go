@@ -40,6 +40,13 @@ type ForecastOptions struct {
 	// DefaultReady is used when no pod of a workload shows both its
 	// PodScheduled and Ready times; zero means DefaultReadyTime.
 	DefaultReady time.Duration
+	// Reaction is the control plane's time to react at each step of the
+	// drain, at the median: from an eviction to its replacement being
+	// scheduled and the budget counting it again, and from the last pod's
+	// exit to the drainer seeing it. It is added to every time to Ready
+	// and to the end, three times at p90. Zero (k8s-analyze's default) leaves
+	// it out; maintd uses what it measured on a healthy control plane.
+	Reaction time.Duration
 }
 
 // Reasons of forecast causes (CHECKS.md, "Drain forecast").
@@ -290,7 +297,8 @@ func (a *analyzer) forecast(n *view.Node, states []podState, fs *forecastScratch
 	case len(items) == 0:
 		out.P50, out.P90 = &metav1.Duration{}, &metav1.Duration{}
 	default:
-		p50 := fs.sim.run(items, groups, f.opts.Concurrency, func(r *readiness) time.Duration { return r.p50 })
+		lag := f.opts.Reaction
+		p50 := fs.sim.run(items, groups, f.opts.Concurrency, func(r *readiness) time.Duration { return r.p50 + lag })
 		if p50.stuck >= 0 {
 			g := &groups[p50.stuck]
 			cs.add(VerdictNever, ReasonPDBNeverRefills, g.subject,
@@ -301,10 +309,11 @@ func (a *analyzer) forecast(n *view.Node, states []podState, fs *forecastScratch
 		}
 		out.CriticalPath = criticalPath(items, groups, p50)
 		end50 := p50.end
-		p90 := fs.sim.run(items, groups, f.opts.Concurrency, func(r *readiness) time.Duration { return r.p90 })
+		p90 := fs.sim.run(items, groups, f.opts.Concurrency, func(r *readiness) time.Duration { return r.p90 + 3*lag })
 		// Greedy scheduling is not monotone in the durations: p90 is
 		// never told below p50.
-		out.P50, out.P90 = &metav1.Duration{Duration: end50}, &metav1.Duration{Duration: max(p90.end, end50)}
+		end50 += lag
+		out.P50, out.P90 = &metav1.Duration{Duration: end50}, &metav1.Duration{Duration: max(p90.end+3*lag, end50)}
 	}
 	for g := range groups {
 		groups[g].items = groups[g].items[:0]

@@ -18,6 +18,12 @@ import (
 	"github.com/sentinel-go/sentinel/maintd/drain"
 )
 
+// Reaction is the control plane's reaction at each step of a drain that
+// the forecasts count (analyze.ForecastOptions.Reaction): measured on the
+// local control plane (docs/benchmarks.md, "Forecast accuracy"), where a
+// round took about half a second more than its replacement's time to Ready.
+const Reaction = 500 * time.Millisecond
+
 // forecastMemo is a plan's last drain forecast and the facts it was made
 // from: it is made again only when they change.
 type forecastMemo struct {
@@ -87,7 +93,7 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 	}
 	spec := drain.Defaulted(p.Spec)
 	r, err := analyze.Analyze(v, analyze.Options{Nodes: []string{node.Name}, Now: now,
-		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions}})
+		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions, Reaction: Reaction}})
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("forecast the drain of node %s: %w", node.Name, err)
 	}

@@ -22,7 +22,9 @@ func ForecastOf(f *analyze.Forecast, at time.Time, started bool) *api.Forecast {
 		return nil
 	}
 	at = at.UTC().Truncate(time.Second)
-	out := &api.Forecast{Verdict: string(f.Verdict), P50: seconds(f.P50), P90: seconds(f.P90), Pods: int32(f.Pods), ComputedAt: metav1.NewTime(at)}
+	// Whole seconds: p50 the nearest, p90 the next (an upper bound stays
+	// one).
+	out := &api.Forecast{Verdict: string(f.Verdict), P50: seconds(f.P50, 0), P90: seconds(f.P90, time.Second-1), Pods: int32(f.Pods), ComputedAt: metav1.NewTime(at)}
 	if cp := f.CriticalPath; cp != nil {
 		out.CriticalPath = fmt.Sprintf("%s %s: %d pods in %d rounds of %s (grace %s, Ready after %s)",
 			cp.Kind, objectName(cp.Namespace, cp.Name), cp.Pods, cp.Rounds, cp.RoundTime.Round(time.Second), cp.Grace.Round(time.Second), cp.Ready.P50.Round(time.Second))
@@ -40,9 +42,13 @@ func ForecastOf(f *analyze.Forecast, at time.Time, started bool) *api.Forecast {
 	return out
 }
 
-func seconds(d *metav1.Duration) *metav1.Duration {
+// seconds is d in whole seconds, up from d+up.
+func seconds(d *metav1.Duration, up time.Duration) *metav1.Duration {
 	if d == nil {
 		return nil
+	}
+	if up > 0 {
+		return &metav1.Duration{Duration: (d.Duration + up).Truncate(time.Second)}
 	}
 	return &metav1.Duration{Duration: d.Duration.Round(time.Second)}
 }
