@@ -26,6 +26,8 @@ import (
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
 )
 
 // cluster is k8s-snapshot's own test cluster: pods on three nodes under
@@ -146,6 +148,26 @@ func TestSnapshotIsForNodes(t *testing.T) {
 			}
 			if diff := cmp.Diff(encode(t, wantReport), encode(t, gotReport)); diff != "" {
 				t.Errorf("analysis of %s (-objects as served +as cached): %s", node.Name, diff)
+			}
+
+			// The drain forecast maintd makes from its caches is the one
+			// k8s-analyze makes from a whole-cluster snapshot.
+			c.forecasts = map[string]forecastMemo{}
+			plan := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "p"}, Spec: api.MaintenancePlanSpec{NodeName: node.Name}}
+			gotForecast, _, err := c.forecast(plan, got, onNode, budgets, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := analyze.AnalyzeObjects(full, analyze.Options{Nodes: []string{node.Name}, Now: now,
+				Forecast: &analyze.ForecastOptions{Concurrency: drain.DefaultMaxConcurrentEvictions, Reaction: Reaction}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(whole.Nodes[0].Forecast, gotForecast); diff != "" {
+				t.Errorf("forecast of %s (-k8s-analyze on every object +maintd from its caches): %s", node.Name, diff)
+			}
+			if gotForecast.Pods == 0 {
+				t.Errorf("forecast of %s times no pod", node.Name)
 			}
 		})
 	}
