@@ -165,6 +165,7 @@ func TestForecastNever(t *testing.T) {
 			if f.Verdict != "never" || len(f.Causes) == 0 || f.Causes[0].Reason != cause || !strings.Contains(f.Causes[0].Message, tc.why) {
 				t.Errorf("forecast %+v, want never with the first cause %s (%q)", f, cause, tc.why)
 			}
+			forecastEvent(t, ctx, e, p.Name, "never")
 			if w := nodeWrites(t, e.node(1)); len(w) != 0 {
 				t.Errorf("the node was written: %+v", w)
 			}
@@ -244,7 +245,10 @@ func TestForecastAccuracy(t *testing.T) {
 		results []accuracy
 	)
 	e0 := newEnv(t, context.Background(), 0)
-	e0.startMaintd(t, "")
+	m := e0.startMaintd(t, "", "--metrics-address", "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	addr := m.address(t, ctx)
+	cancel()
 	t.Run("seeds", func(t *testing.T) {
 		sem := make(chan struct{}, 3)
 		for seed := int64(1); seed <= int64(*forecastSeeds); seed++ {
@@ -252,7 +256,7 @@ func TestForecastAccuracy(t *testing.T) {
 				t.Parallel()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				a := drainSeed(t, e0, seed)
+				a := drainSeed(t, e0, m, addr, seed)
 				mu.Lock()
 				results = append(results, a)
 				mu.Unlock()
@@ -302,7 +306,7 @@ func TestForecastAccuracy(t *testing.T) {
 
 // drainSeed sets up seed's scenario in its own namespace and nodes, drains
 // node 1 with e0's maintd and reports how the forecast held.
-func drainSeed(t *testing.T, e0 env, seed int64) accuracy {
+func drainSeed(t *testing.T, e0 env, m *maintd, addr string, seed int64) accuracy {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	sc := generate(seed)
@@ -326,6 +330,14 @@ func drainSeed(t *testing.T, e0 env, seed int64) accuracy {
 		settledAny(t, ctx, e, w.name)
 	}
 	p := e.plan(t, ctx, "plan", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 10 * time.Minute}})
+	// The forecast is in maintd_plan_forecast_seconds, and in an Event.
+	pending := e.wait(t, ctx, p.Name, "a forecast", func(p *api.MaintenancePlan) bool { return p.Status.Forecast != nil })
+	for q, want := range map[string]*metav1.Duration{"0.5": pending.Status.Forecast.P50, "0.9": pending.Status.Forecast.P90} {
+		if got := m.forecastSeconds(ctx, addr, p.Name, q); want != nil && got < 0 {
+			t.Errorf("maintd_plan_forecast_seconds{plan=%q,quantile=%q} is missing (status says %s)", p.Name, q, want.Duration)
+		}
+	}
+	forecastEvent(t, ctx, e, p.Name, pending.Status.Forecast.Verdict)
 	var cordoned time.Time
 	var atStart *api.Forecast
 	got := e.wait(t, ctx, p.Name, "Drained", func(p *api.MaintenancePlan) bool {
@@ -350,6 +362,43 @@ func drainSeed(t *testing.T, e0 env, seed int64) accuracy {
 	}
 	t.Logf("seed %d: %d nodes, %d pods, %d drained: forecast %s p50 %s p90 %s (%s), took %s", seed, a.nodes, a.pods, a.drained, a.verdict, a.p50, a.p90, a.causes, a.took.Round(100*time.Millisecond))
 	return a
+}
+
+// forecastEvent waits for the plan's Forecast Event with action verdict.
+func forecastEvent(t *testing.T, ctx context.Context, e env, plan, verdict string) {
+	t.Helper()
+	for {
+		for _, ev := range e.planEvents(t, ctx, plan) {
+			if ev.Reason == "Forecast" && ev.Action == verdict {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("plan %s: no Forecast event for %s: %+v", plan, verdict, e.planEvents(t, ctx, plan))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// forecastSeconds reads maintd_plan_forecast_seconds of plan at quantile q
+// from m's /metrics, polling a few seconds for the scrape to show it; -1
+// when it does not.
+func (m *maintd) forecastSeconds(ctx context.Context, addr, plan, q string) float64 {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for {
+		for _, s := range m.series(ctx, addr, "maintd_plan_forecast_seconds") {
+			if s.labels["plan"] == plan && s.labels["quantile"] == q {
+				return s.value
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return -1
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // settledAny waits until PDB name has observed its spec and counts every

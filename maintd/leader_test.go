@@ -46,18 +46,42 @@ func (m *maintd) waitLog(t *testing.T, ctx context.Context, re *regexp.Regexp) [
 
 // gauge reads one unlabelled gauge from m's /metrics; -1 when unreachable.
 func (m *maintd) gauge(ctx context.Context, addr, name string) float64 {
+	all := m.series(ctx, addr, name)
+	if len(all) == 0 {
+		return -1
+	}
+	return all[0].value
+}
+
+// sample is one series of a family.
+type sample struct {
+	labels map[string]string
+	value  float64
+}
+
+// series reads the gauges of family name from m's /metrics; nil when
+// unreachable.
+func (m *maintd) series(ctx context.Context, addr, name string) []sample {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return -1
+		return nil
 	}
 	defer resp.Body.Close()
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil || fams[name] == nil || len(fams[name].Metric) == 0 {
-		return -1
+	if err != nil || fams[name] == nil {
+		return nil
 	}
-	return fams[name].Metric[0].GetGauge().GetValue()
+	var out []sample
+	for _, mt := range fams[name].Metric {
+		s := sample{labels: map[string]string{}, value: mt.GetGauge().GetValue()}
+		for _, l := range mt.Label {
+			s.labels[l.GetName()] = l.GetValue()
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // waitLeader polls until exactly one of ms reports maintd_leader 1 and

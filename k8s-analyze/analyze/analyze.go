@@ -663,7 +663,7 @@ func (a *analyzer) budget(info *pdbInfo, onNode, usingBudget int) (PDBBudget, []
 		return m
 	}
 	var fs []Finding
-	zero := zeroSpec(pdb)
+	zero := zeroSpec(pdb, func() int { return a.x.wholePods(info) })
 	if zero != "" {
 		fs = append(fs, a.finding(PDBZeroSpec, subj, ev("spec", zero), "PDB %s can never allow a disruption (%s)", pdb.Name, zero))
 	}
@@ -695,8 +695,10 @@ func (a *analyzer) budget(info *pdbInfo, onNode, usingBudget int) (PDBBudget, []
 	return b, fs
 }
 
-// zeroSpec says why pdb's spec can never allow a disruption ("" when it can).
-func zeroSpec(pdb *view.PodDisruptionBudget) string {
+// zeroSpec says why pdb's spec can never allow a disruption ("" when it
+// can). whole, asked only when the pods there are leave none to spare, is
+// how many it selects once their workloads are whole.
+func zeroSpec(pdb *view.PodDisruptionBudget, whole func() int) string {
 	expected := int(pdb.Status.ExpectedPods)
 	if mu := pdb.Spec.MaxUnavailable; mu != nil {
 		if (mu.Type == intstr.Int && mu.IntVal <= 0) || (mu.Type == intstr.String && strings.TrimSpace(mu.StrVal) == "0%") {
@@ -714,6 +716,10 @@ func zeroSpec(pdb *view.PodDisruptionBudget) string {
 	if expected == 0 {
 		return ""
 	}
+	if need, err := intstr.GetScaledValueFromIntOrPercent(ma, expected, true); err != nil || need < expected {
+		return ""
+	}
+	expected = max(expected, whole())
 	if need, err := intstr.GetScaledValueFromIntOrPercent(ma, expected, true); err == nil && need >= expected {
 		return fmt.Sprintf("minAvailable %s >= %d expected pods", ma.String(), expected)
 	}

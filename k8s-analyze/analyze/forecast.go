@@ -363,7 +363,7 @@ func (a *analyzer) budgetGroup(info *pdbInfo, cs *causes) group {
 		g.allowance, g.refill = 0, steady
 	}
 	c := meta.FindStatusCondition(st.Conditions, policyv1.DisruptionAllowedCondition)
-	switch zero := zeroSpec(pdb); {
+	switch zero := zeroSpec(pdb, func() int { return a.x.wholePods(info) }); {
 	case zero != "":
 		cs.add(VerdictNever, ReasonPDBNeverAllows, g.subject, "PDB %s can never allow the eviction of its pods on this node (%s)", pdb.Name, zero)
 	case st.DisruptionsAllowed < 0 || len(st.DisruptedPods) > maxDisruptedPods:

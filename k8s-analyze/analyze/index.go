@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,10 +57,44 @@ type pdbInfo struct {
 	pdb    *view.PodDisruptionBudget
 	sel    labels.Selector // nil when the selector is nil or invalid: matches nothing
 	selErr error
+	// whole is how many pods it selects once their workloads are whole
+	// (wholePods), made once.
+	wholeOnce sync.Once
+	whole     int
 }
 
 func (p *pdbInfo) matches(pod *view.Pod) bool {
 	return p.sel != nil && p.sel.Matches(labels.Set(pod.Labels))
+}
+
+// wholePods is how many pods info's budget selects once their workloads are
+// whole: the replicas of each controller with replicas (a ReplicaSet, a
+// StatefulSet) of the pods it selects, plus the pods of any other. An
+// integer minAvailable is judged against the pods there are
+// (status.expectedPods), which dip while a pod is being replaced.
+func (x *index) wholePods(info *pdbInfo) int {
+	info.wholeOnce.Do(func() {
+		counted := map[*owner]bool{}
+		for _, p := range x.podsByNS[info.pdb.Namespace] {
+			if !info.matches(p) {
+				continue
+			}
+			var o *owner
+			for _, r := range p.OwnerReferences {
+				if r.Controller != nil && *r.Controller {
+					o = x.owners[objKey{r.Kind, p.Namespace, r.Name}]
+				}
+			}
+			switch {
+			case o == nil || !o.scalable:
+				info.whole++
+			case !counted[o]:
+				counted[o] = true
+				info.whole += int(o.replicas)
+			}
+		}
+	})
+	return info.whole
 }
 
 // ownerGroup is the API group of a controller kind the snapshot holds.
