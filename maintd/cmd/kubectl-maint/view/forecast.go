@@ -1,0 +1,57 @@
+package view
+
+import (
+	"fmt"
+	"time"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+)
+
+// Forecast is what the live view shows of a plan's drain forecast
+// (status.forecast): the verdict, the ETA and time remaining at
+// computedAt, and what dominates or blocks.
+type Forecast struct {
+	Verdict      string // ok, never or unknown
+	ETA          time.Time
+	Remaining    time.Duration
+	P90          time.Duration
+	CriticalPath string
+	Cause        string // the first cause of a never or unknown verdict
+	ComputedAt   time.Time
+}
+
+// ForecastOf is p's forecast, nil when it has none.
+//
+// The MaintenancePlan API of this tree has no status.forecast yet: once
+// it does, this reads it (verdict, eta, remaining, p90, criticalPath,
+// causes[0], computedAt).
+func ForecastOf(p *api.MaintenancePlan) *Forecast {
+	return nil
+}
+
+// ETA is the forecast's line of the live view.
+func ETA(f *Forecast, now time.Time) string {
+	switch {
+	case f == nil:
+		return "ETA: no forecast yet"
+	case f.Verdict == "never":
+		return "ETA: never: " + oneLine(f.Cause)
+	}
+	s := "ETA: "
+	if f.ETA.IsZero() {
+		s += "not started"
+	} else {
+		s += fmt.Sprintf("%s (in %s", f.ETA.Local().Format(time.TimeOnly), Duration(f.ETA.Sub(now)))
+		if f.P90 > 0 {
+			s += ", p90 " + Duration(f.P90)
+		}
+		s += ")"
+	}
+	if f.CriticalPath != "" {
+		s += "; critical path " + oneLine(f.CriticalPath)
+	}
+	if f.Verdict == "unknown" {
+		s += "; unknown: " + oneLine(f.Cause)
+	}
+	return s
+}
