@@ -145,4 +145,5 @@ func tick(stop <-chan struct{}, f func()) {
 		}
 	}
 }
+
 var timeNow = time.Now

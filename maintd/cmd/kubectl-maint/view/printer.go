@@ -28,8 +28,8 @@ type Printer struct {
 	last   *api.Transition
 	counts string
 	// frame is the frame on screen.
-	frame      []string
-	closed     bool
+	frame  []string
+	closed bool
 }
 
 // NewPrinter writes to w; live draws frames width() columns wide (read at
