@@ -113,13 +113,16 @@ func Age(t, now time.Time) string {
 // Duration is d rounded for people: 45s, 3m12s, 2h5m.
 func Duration(d time.Duration) string {
 	d = max(d, 0)
-	switch {
-	case d < time.Minute:
-		return d.Round(time.Second).String()
-	case d < time.Hour:
-		return strings.TrimSuffix(d.Round(time.Second).String(), "0s")
+	if d >= time.Hour {
+		d = d.Round(time.Minute)
+	} else {
+		d = d.Round(time.Second)
 	}
-	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	return s
 }
 
 // Truncate cuts s to n runes, marking the cut with "…".
