@@ -14,7 +14,8 @@ const completionFlag = "--generate-bash-completion"
 // interspersed lets a verb's flags follow its arguments, as kubectl's do
 // ("drain node-1 --wait"): urfave/cli v2 stops reading flags at the first
 // argument, so the verb's flags (each with its value, when it takes one)
-// move before its arguments. The order within the flags and within the
+// move before its arguments (but for a verb that reads no flags,
+// SkipFlagParsing). The order within the flags and within the
 // arguments is kept; after "--" everything is an argument. Arguments of a
 // tool without verbs are returned as they are.
 func interspersed(app *cli.App, args []string) []string {
@@ -43,6 +44,9 @@ func interspersed(app *cli.App, args []string) []string {
 		return args
 	}
 	cmd := app.Command(args[verb])
+	if cmd.SkipFlagParsing {
+		return args
+	}
 	rest := args[verb+1:]
 	tail := []string(nil)
 	if n := len(rest); n > 0 && rest[n-1] == completionFlag {

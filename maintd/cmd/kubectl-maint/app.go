@@ -57,7 +57,7 @@ func withKube(flags ...cli.Flag) []cli.Flag { return append(flags, kubeflags.Fla
 
 var (
 	outputFlag  = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "print the plan as `FORMAT` on stdout at the end: json or yaml (default: one line)"}
-	timeoutFlag = &cli.DurationFlag{Name: "timeout", Usage: "stop watching after `DURATION`, exit 2, the plan goes on (default: 0, until the outcome)"}
+	timeoutFlag = &cli.DurationFlag{Name: "timeout", Usage: "stop watching after `DURATION` with exit 2, the plan going on; 0: at the outcome"}
 )
 
 // outputFormat reads -o: "" (a line for people), json or yaml.

@@ -43,7 +43,7 @@ the plan would be Blocked.`,
 		ArgsUsage: "NODE",
 		Flags: withKube(
 			&cli.StringSliceFlag{Name: "workloads", Usage: "the workloads whose pods the plan may evict: `KIND/NAMESPACE/NAME`, comma-separated or repeated"},
-			&cli.BoolFlag{Name: "all-workloads", Usage: "the plan may evict every pod a controller owns (the default)"},
+			&cli.BoolFlag{Name: "all-workloads", Usage: "the plan may evict every pod a controller owns (also without --workloads)"},
 			&cli.StringSliceFlag{Name: "accept", Usage: "the plan accepts the high-risk finding `RISK`; repeatable"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output `FORMAT`: table, json or yaml"},
 			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on the snapshot (`DURATION`)"},

@@ -80,7 +80,7 @@ func Detail(w io.Writer, p *api.MaintenancePlan, by CreatedBy, pdbs map[string]*
 		row("Message", "%s", oneLine(st.Message))
 	}
 	row("Pods", "%s", podText(st))
-	if ep := st.EvictionProgress; ep != nil && ep.Deadline != nil && st.Phase != api.Completed {
+	if ep := st.EvictionProgress; ep != nil && ep.Deadline != nil && st.Phase != api.Completed && st.Phase != api.Drained {
 		row("Deadline", "%s (%s left)", ep.Deadline.Local().Format(time.DateTime), Duration(ep.Deadline.Sub(now)))
 	}
 	row("ETA", "%s", strings.TrimPrefix(ETA(ForecastOf(p), now), "ETA: "))
