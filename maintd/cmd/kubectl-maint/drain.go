@@ -123,7 +123,7 @@ func drainAction(c *cli.Context) error {
 	if req.DryRun {
 		goal = follow.DryRun
 	}
-	p, code, err := watch(c, cl, created, goal, format == "")
+	p, code, err := watch(c, cl, created, goal, format == "", false)
 	if err != nil {
 		return err
 	}
@@ -172,11 +172,16 @@ func drainRequest(c *cli.Context) (plan.Request, error) {
 }
 
 // watch follows plan p to goal, showing its steps (and on a terminal the
-// live view) on stderr, and returns it with the exit code of its outcome.
-// --timeout or Ctrl-C end the watch with exit 2, saying how to resume.
-func watch(c *cli.Context, cl *clients, p *api.MaintenancePlan, goal follow.Goal, mayLive bool) (*api.MaintenancePlan, exitcode.Code, error) {
+// live view) on stderr, and returns it with the exit code of its outcome;
+// from p's present on with fresh, else from the first step of its
+// history. --timeout or Ctrl-C end the watch with exit 2, saying how to
+// resume.
+func watch(c *cli.Context, cl *clients, p *api.MaintenancePlan, goal follow.Goal, mayLive, fresh bool) (*api.MaintenancePlan, exitcode.Code, error) {
 	stderr := c.App.ErrWriter
 	pr := view.NewPrinter(stderr, mayLive && live(stderr), width(stderr), timeNow)
+	if fresh {
+		pr.Seen(p)
+	}
 	stop := make(chan struct{})
 	defer close(stop)
 	go tick(stop, pr.Tick)

@@ -104,7 +104,7 @@ func statusAction(c *cli.Context) error {
 		if p.Spec.Release {
 			goal = follow.Completed
 		}
-		p, code, err := watch(c, cl, p, goal, format == "")
+		p, code, err := watch(c, cl, p, goal, format == "", false)
 		if err != nil {
 			return err
 		}

@@ -81,7 +81,7 @@ func uncordonAction(c *cli.Context) error {
 		}
 		fmt.Fprintf(c.App.ErrWriter, "maintenanceplan/%s released\n", p.Name)
 	}
-	p, code, err := watch(c, cl, p, follow.Completed, format == "")
+	p, code, err := watch(c, cl, p, follow.Completed, format == "", true)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,15 @@ func NewPrinter(w io.Writer, live bool, width func() int, now func() time.Time) 
 	return &Printer{w: w, live: live, width: width, now: now}
 }
 
+// Seen marks the steps of p's history as shown: Update shows only later
+// ones (a follow that starts from a plan's present, not its story).
+func (pr *Printer) Seen(p *api.MaintenancePlan) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.newSteps(p.Status.History)
+	pr.counts = Counts(&p.Status)
+}
+
 // Update shows plan p: its new steps, then the frame.
 func (pr *Printer) Update(p *api.MaintenancePlan) {
 	pr.mu.Lock()

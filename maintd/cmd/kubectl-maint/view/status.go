@@ -51,7 +51,12 @@ func Table(w io.Writer, plans []api.MaintenancePlan, by CreatedBy, now time.Time
 func Detail(w io.Writer, p *api.MaintenancePlan, by CreatedBy, pdbs map[string]*policyv1.PodDisruptionBudget, events []eventsv1.Event, now time.Time) error {
 	st := &p.Status
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s:\t%s\n", k, fmt.Sprintf(format, args...)) }
+	row := func(k, format string, args ...any) {
+		if k != "" {
+			k += ":"
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...))
+	}
 	row("Plan", "%s (created %s by %s)", p.Name, Age(p.CreationTimestamp.Time, now), cmp.Or(by(p), "-"))
 	row("Node", "%s", p.Spec.NodeName)
 	scope := "workloads " + workloads(p.Spec.Workloads)

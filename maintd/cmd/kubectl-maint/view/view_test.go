@@ -160,3 +160,18 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestPrinterSeen: a follow from the plan's present shows only later steps.
+func TestPrinterSeen(t *testing.T) {
+	var b bytes.Buffer
+	pr := NewPrinter(&b, false, func() int { return 80 }, func() time.Time { return t0 })
+	p := cooling()
+	pr.Seen(p)
+	pr.Update(p)
+	p = p.DeepCopy()
+	p.Status.History = append(p.Status.History, api.Transition{Phase: api.Uncordoning, Reason: api.UncordonSubmitted, Time: at(99)})
+	pr.Update(p)
+	if want := "10:01:39  Uncordoning/uncordon-submitted  [1/4 evicted]\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
