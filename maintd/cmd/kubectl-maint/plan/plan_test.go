@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 )
 
@@ -159,4 +160,28 @@ func TestOfNode(t *testing.T) {
 	if diff := cmp.Diff([]string{"live", "new-done", "old-done"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+}
+
+// FuzzParseAccept: only high-risk finding codes are accepted, each once.
+func FuzzParseAccept(f *testing.F) {
+	for _, s := range []string{"rwo-reattach", "pdb-overlap,rwo-reattach", ",", "pdb-exhausted"} {
+		f.Add(s)
+	}
+	high := map[string]bool{}
+	for _, c := range analyze.Checks() {
+		high[string(c.Code)] = c.Severity == analyze.High
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		codes, err := ParseAccept([]string{s})
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, c := range codes {
+			if !high[c] || seen[c] {
+				t.Fatalf("%q: accepted %q", s, codes)
+			}
+			seen[c] = true
+		}
+	})
 }

@@ -22,9 +22,28 @@ type Forecast struct {
 
 // ForecastOf is p's forecast, nil when it has none.
 //
-// The MaintenancePlan API of this tree has no status.forecast yet: once
-// it does, this reads it (verdict, eta, remaining, p90, criticalPath,
-// causes[0], computedAt).
+// The MaintenancePlan API of this tree has no status.forecast yet. Once it
+// has, the body is:
+//
+//	f := p.Status.Forecast
+//	if f == nil {
+//		return nil
+//	}
+//	out := &Forecast{Verdict: f.Verdict, CriticalPath: f.CriticalPath, ComputedAt: f.ComputedAt.Time}
+//	if f.ETA != nil {
+//		out.ETA = f.ETA.Time
+//	}
+//	if f.Remaining != nil {
+//		out.Remaining = f.Remaining.Duration
+//	}
+//	if f.P90 != nil {
+//		out.P90 = f.P90.Duration
+//	}
+//	if len(f.Causes) > 0 {
+//		c := f.Causes[0]
+//		out.Cause = c.Object + ": " + c.Message + " (" + c.Reason + ")"
+//	}
+//	return out
 func ForecastOf(p *api.MaintenancePlan) *Forecast {
 	return nil
 }
