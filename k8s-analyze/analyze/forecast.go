@@ -148,6 +148,20 @@ type item struct {
 	// placed: its replacement is judged (a ReplicaSet or StatefulSet
 	// re-creates it).
 	placed bool
+	// afterExit: its replacement is made only once it is gone (a
+	// StatefulSet re-creates the pod under its name); a ReplicaSet makes
+	// one as soon as the pod is terminating.
+	afterExit bool
+}
+
+// round is how long the eviction of it holds its budget's unit at the
+// median: until its replacement is Ready, which a ReplicaSet starts at once
+// and a StatefulSet once the pod is gone.
+func (it *item) round() time.Duration {
+	if it.afterExit {
+		return later(it.grace, it.ready.p50)
+	}
+	return it.ready.p50
 }
 
 // group is a PodDisruptionBudget, or for pods no budget governs their
@@ -220,6 +234,7 @@ func (a *analyzer) forecast(n *view.Node, states []podState, fs *forecastScratch
 			first := c.hops[0]
 			it.refills = first.Problem != "missing" && first.Problem != "uid-mismatch"
 			it.placed = first.Verified && (first.Kind == "ReplicaSet" || first.Kind == "StatefulSet")
+			it.afterExit = first.Kind == "StatefulSet"
 		}
 		pred := st.verdict.EvictableNow
 		var governing *pdbInfo
@@ -532,9 +547,11 @@ func simulate(items []item, groups []group, concurrency int, ready func(*readine
 // an eviction back, it evicts every waiting pod whose budget allows one,
 // while fewer than concurrency evictions are in flight. An eviction holds
 // its slot until the pod is gone (its grace period) and its budget's unit
-// until the replacement is Ready (grace plus the workload's time to Ready,
-// ready's choice of quantile); a pod nothing replaces never gives its unit
-// back. Pods go in the order of their group's rounds, most first, then
+// until the replacement is Ready: the workload's time to Ready (ready's
+// choice of quantile) after the eviction for a ReplicaSet's pod, whose
+// replacement starts while the pod terminates, after the pod is gone for a
+// StatefulSet's, which re-creates the pod once it is gone; a pod nothing
+// replaces never gives its unit back. Pods go in the order of their group's rounds, most first, then
 // those that give their unit back first, then the node's order.
 func (s *sim) run(items []item, groups []group, concurrency int, ready func(*readiness) time.Duration) run {
 	n := len(items)
@@ -587,7 +604,11 @@ func (s *sim) run(items []item, groups []group, concurrency int, ready func(*rea
 			if avail[g] > 0 {
 				avail[g]--
 				if it.refills {
-					s.events = append(s.events, event{at: later(r.gone[i], ready(it.ready)), group: g, units: 1})
+					from := now
+					if it.afterExit {
+						from = r.gone[i]
+					}
+					s.events = append(s.events, event{at: later(from, ready(it.ready)), group: g, units: 1})
 				}
 			}
 		}
@@ -654,14 +675,14 @@ func criticalPath(items []item, groups []group, r run) *CriticalPath {
 	for _, i := range g.items {
 		it := &items[i]
 		times = append(times, r.evicted[i])
-		if slowest == nil || later(it.grace, it.ready.p50) > later(slowest.grace, slowest.ready.p50) {
+		if slowest == nil || it.round() > slowest.round() {
 			slowest = it
 		}
 		cp.Grace.Duration = max(cp.Grace.Duration, it.grace)
 	}
 	slices.Sort(times)
 	cp.Rounds = len(slices.Compact(times))
-	cp.RoundTime.Duration = later(slowest.grace, slowest.ready.p50)
+	cp.RoundTime.Duration = slowest.round()
 	rd := slowest.ready
 	cp.Ready = ReadyTime{Workload: rd.workload, P50: metav1.Duration{Duration: rd.p50}, P90: metav1.Duration{Duration: rd.p90}, Samples: rd.samples}
 	if cp.Ready.Workload == "" {

@@ -43,15 +43,23 @@ func TestQuantile(t *testing.T) {
 }
 
 // TestSimulate: the rounds, the concurrency, refills and a budget that never
-// refills, on items built by hand (grace 10s, time to Ready 20s at p50).
+// refills, on items built by hand (grace 10s, time to Ready 20s at p50 and
+// 40s at p90): a StatefulSet's pods, whose replacements start once they
+// are gone, and a ReplicaSet's (rs), whose replacements start at once.
 func TestSimulate(t *testing.T) {
 	rd := &readiness{p50: 20 * time.Second, p90: 40 * time.Second}
 	items := func(n, group int, refills bool) []item {
 		out := make([]item, n)
 		for i := range out {
-			out[i] = item{grace: 10 * time.Second, ready: rd, group: group, refills: refills}
+			out[i] = item{grace: 10 * time.Second, ready: rd, group: group, refills: refills, afterExit: true}
 		}
 		return out
+	}
+	rs := func(items []item) []item {
+		for i := range items {
+			items[i].afterExit = false
+		}
+		return items
 	}
 	budget := func(allowance, refill int) group { return group{allowance: allowance, refill: refill} }
 	workload := group{allowance: -1}
@@ -66,6 +74,9 @@ func TestSimulate(t *testing.T) {
 		"no budget: one round, the grace": {items: items(3, 0, true), groups: []group{workload}, concurrency: 50, end: 10 * time.Second, end90: 10 * time.Second, stuck: -1},
 		"budget of 1, 3 pods: 2 waits of grace+ready, then the grace": {items: items(3, 0, true), groups: []group{budget(1, 0)}, concurrency: 50,
 			end: 2*30*time.Second + 10*time.Second, end90: 2*50*time.Second + 10*time.Second, stuck: -1},
+		"rs, budget of 1, 3 pods: 2 waits of ready, then the grace": {items: rs(items(3, 0, true)), groups: []group{budget(1, 0)}, concurrency: 50,
+			end: 2*20*time.Second + 10*time.Second, end90: 2*40*time.Second + 10*time.Second, stuck: -1},
+		"rs, budget of 2, 3 pods: one wait of ready":  {items: rs(items(3, 0, true)), groups: []group{budget(2, 0)}, concurrency: 50, end: 30 * time.Second, end90: 50 * time.Second, stuck: -1},
 		"budget of 2, 3 pods: one wait":               {items: items(3, 0, true), groups: []group{budget(2, 0)}, concurrency: 50, end: 40 * time.Second, end90: 60 * time.Second, stuck: -1},
 		"concurrency 2, 5 pods: 3 waves of the grace": {items: items(5, 0, true), groups: []group{workload}, concurrency: 2, end: 30 * time.Second, end90: 30 * time.Second, stuck: -1},
 		"exhausted budget assumed to refill after one time to Ready": {items: items(2, 0, true), groups: []group{budget(0, 1)}, concurrency: 50,
@@ -340,23 +351,25 @@ func TestForecastRounds(t *testing.T) {
 		path       *CriticalPath
 	}{
 		"budget of 1, three pods: three rounds": {pods: four, pdbs: pdb(1),
-			// p and q (grace 30s) each wait for their replacement to be
-			// Ready (20s at p50, 80s at p90); r (grace 5s) goes last.
-			p50: "1m45s", p90: "3m45s",
-			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("50s"), Grace: d("30s"),
+			// A ReplicaSet starts a replacement as soon as its pod
+			// terminates: p, q and r are evicted 20s apart (their
+			// replacements' time to Ready at p50, 80s at p90); q (grace
+			// 30s) is gone last, 30s after its eviction at 20s (80s).
+			p50: "50s", p90: "2m45s",
+			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("20s"), Grace: d("30s"),
 				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("20s"), P90: d("1m20s"), Samples: 4}}},
 		"budget of 3: one round, the grace": {pods: four, pdbs: pdb(3), p50: "30s", p90: "30s",
-			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 1, RoundTime: d("50s"), Grace: d("30s"),
+			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 1, RoundTime: d("20s"), Grace: d("30s"),
 				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("20s"), P90: d("1m20s"), Samples: 4}}},
 		"no budget: the workload, one round": {pods: four, p50: "30s", p90: "30s",
-			path: &CriticalPath{Kind: "Deployment", Namespace: "ns", Name: "web", Pods: 3, Rounds: 1, RoundTime: d("50s"), Grace: d("30s"),
+			path: &CriticalPath{Kind: "Deployment", Namespace: "ns", Name: "web", Pods: 3, Rounds: 1, RoundTime: d("20s"), Grace: d("30s"),
 				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("20s"), P90: d("1m20s"), Samples: 4}}},
 		"no budget, one eviction at a time": {pods: four, opts: ForecastOptions{Concurrency: 1}, p50: "1m5s", p90: "1m5s",
-			path: &CriticalPath{Kind: "Deployment", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("50s"), Grace: d("30s"),
+			path: &CriticalPath{Kind: "Deployment", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("20s"), Grace: d("30s"),
 				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("20s"), P90: d("1m20s"), Samples: 4}}},
 		"nothing learned: the default time to Ready": {pods: strings.ReplaceAll(four, `type: PodScheduled, status: "True"`, `type: PodScheduled, status: "False"`), pdbs: pdb(1),
-			opts: ForecastOptions{DefaultReady: 45 * time.Second}, p50: "2m35s", p90: "2m35s",
-			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("1m15s"), Grace: d("30s"),
+			opts: ForecastOptions{DefaultReady: 45 * time.Second}, p50: "1m35s", p90: "1m35s",
+			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("45s"), Grace: d("30s"),
 				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("45s"), P90: d("45s")}}},
 	} {
 		t.Run(name, func(t *testing.T) {

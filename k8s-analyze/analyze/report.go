@@ -204,8 +204,9 @@ type CriticalPath struct {
 	// Rounds are how many times the drain evicts some of the group's pods
 	// and waits: its budget's refills, or free eviction slots.
 	Rounds int `json:"rounds"`
-	// RoundTime is one round: Grace plus Ready.P50, the longest of the
-	// group's pods.
+	// RoundTime is one round, the longest of the group's pods: Ready.P50
+	// (a ReplicaSet replaces a pod as soon as it terminates), or Grace plus
+	// Ready.P50 for a StatefulSet's pod (replaced once it is gone).
 	RoundTime metav1.Duration `json:"roundTime"`
 	// Grace is the termination grace period that applies to the group's
 	// pods (the longest; 30s when unset).

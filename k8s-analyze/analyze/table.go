@@ -103,8 +103,8 @@ func verdictSeverity(v Verdict) Severity {
 }
 
 // pathText tells a critical path's rounds and their time: each round but
-// the last waits for the grace and the replacement's Ready; the last ends
-// when its pods are gone.
+// the last waits for the replacement's Ready (after the eviction, or after
+// the grace for a StatefulSet's pod); the last ends when its pods are gone.
 func pathText(cp *CriticalPath) string {
 	pods := "pods"
 	if cp.Pods == 1 {
@@ -118,6 +118,10 @@ func pathText(cp *CriticalPath) string {
 		return fmt.Sprintf("%d %s in 1 round, gone after the grace %s; ready p50 %s, p90 %s, %s", cp.Pods, pods, cp.Grace.Duration,
 			cp.Ready.P50.Duration, cp.Ready.P90.Duration, learned)
 	}
-	return fmt.Sprintf("%d %s in %d rounds of %s (grace %s + ready p50 %s), the last ending with the grace; ready p90 %s, %s", cp.Pods, pods, cp.Rounds,
-		cp.RoundTime.Duration, cp.Grace.Duration, cp.Ready.P50.Duration, cp.Ready.P90.Duration, learned)
+	round := fmt.Sprintf("ready p50 %s after the eviction", cp.Ready.P50.Duration)
+	if cp.RoundTime.Duration != cp.Ready.P50.Duration {
+		round = fmt.Sprintf("grace %s + ready p50 %s", cp.Grace.Duration, cp.Ready.P50.Duration)
+	}
+	return fmt.Sprintf("%d %s in %d rounds of %s (%s), the last ending with the grace %s; ready p90 %s, %s", cp.Pods, pods, cp.Rounds,
+		cp.RoundTime.Duration, round, cp.Grace.Duration, cp.Ready.P90.Duration, learned)
 }

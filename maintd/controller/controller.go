@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
@@ -151,6 +153,12 @@ type Controller struct {
 	// a conflict (the watch event of the write queues the plan again), and
 	// the other plans read what was written.
 	superseded map[string]write
+	// forecasts are the plans' last drain forecasts, by plan name.
+	forecasts map[string]forecastMemo
+	// nodeEpoch and podEpoch count the changes of where pods can go: of
+	// the nodes' cordons, taints, labels and allocatable, and of the pods'
+	// nodes and phases.
+	nodeEpoch, podEpoch atomic.Int64
 }
 
 // New builds a Controller and its informers; Run starts them.
@@ -170,7 +178,7 @@ func New(cfg Config) *Controller {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, superseded: map[string]write{}}
+	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}}
 	c.queue = cfg.Queue
 	if c.queue == nil {
 		c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -271,17 +279,21 @@ func New(cfg Config) *Controller {
 		},
 	})
 	utilruntime.Must(err)
-	handle(nodeInformer, true, func(obj any) {
-		if n, ok := obj.(*corev1.Node); ok {
-			c.enqueueNode(n.Name)
-			c.enqueueWaiting() // a node's cordon may have been lifted: a slot is free
-		}
+	// Nodes and pods: a change wakes the plans of the node; one that
+	// changes where pods can go (placement) wakes the plans that a drain
+	// forecast blocked, and changes their forecasts' facts.
+	_, err = nodeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.nodeChanged(nil, obj); c.handled() },
+		UpdateFunc: func(old, obj any) { c.nodeChanged(old, obj); c.handled() },
+		DeleteFunc: func(obj any) { c.nodeChanged(nil, obj); c.handled() },
 	})
-	handle(podInformer, true, func(obj any) {
-		if p, ok := obj.(*cachedPod); ok && p.NodeName != "" {
-			c.enqueueNode(p.NodeName)
-		}
+	utilruntime.Must(err)
+	_, err = podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.podChanged(nil, obj); c.handled() },
+		UpdateFunc: func(old, obj any) { c.podChanged(old, obj); c.handled() },
+		DeleteFunc: func(obj any) { c.podChanged(nil, obj); c.handled() },
 	})
+	utilruntime.Must(err)
 	live := func(any) { c.enqueueLive() }
 	handle(pdbInformer, true, live)
 	// The owners and volumes the analysis reads: a change to one wakes the
@@ -368,6 +380,59 @@ func (c *Controller) enqueueNode(node string) {
 func (c *Controller) enqueueWaiting() {
 	for _, o := range c.planInformer.GetIndexer().List() {
 		if p := o.(*api.MaintenancePlan); c.selects(p) && (p.Status.Reason == api.WaitingForSlot || p.Status.Reason == api.NodeOccupied) {
+			c.queue.Add(p.Name)
+		}
+	}
+}
+
+// nodeChanged handles an event of a node (old is nil but for an update).
+func (c *Controller) nodeChanged(old, obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return
+	}
+	c.enqueueNode(n.Name)
+	c.enqueueWaiting() // a node's cordon may have been lifted: a slot is free
+	if o, ok := old.(*corev1.Node); !ok || placesDifferently(o, n) {
+		c.nodeEpoch.Add(1)
+		c.enqueueNever()
+	}
+}
+
+// placesDifferently reports whether a node's update changes where the
+// scheduler may place pods: its cordon, taints, labels or allocatable.
+func placesDifferently(a, b *corev1.Node) bool {
+	return a.Spec.Unschedulable != b.Spec.Unschedulable || !apiequality.Semantic.DeepEqual(a.Spec.Taints, b.Spec.Taints) ||
+		!maps.Equal(a.Labels, b.Labels) || !apiequality.Semantic.DeepEqual(a.Status.Allocatable, b.Status.Allocatable)
+}
+
+// podChanged handles an event of a pod (old is nil but for an update).
+func (c *Controller) podChanged(old, obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	p, ok := obj.(*cachedPod)
+	if !ok {
+		return
+	}
+	if p.NodeName != "" {
+		c.enqueueNode(p.NodeName)
+	}
+	// A pod bound, gone or finished frees or takes a node's room.
+	if o, ok := old.(*cachedPod); !ok || o.NodeName != p.NodeName || o.Phase != p.Phase {
+		c.podEpoch.Add(1)
+		c.enqueueNever()
+	}
+}
+
+// enqueueNever queues the plans that a drain forecast of never blocks: a
+// change of where pods can go may clear it.
+func (c *Controller) enqueueNever() {
+	for _, o := range c.planInformer.GetIndexer().List() {
+		if p := o.(*api.MaintenancePlan); c.selects(p) && p.Status.Reason == api.DrainNeverCompletes {
 			c.queue.Add(p.Name)
 		}
 	}
@@ -554,6 +619,7 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 	if apierrors.IsNotFound(err) {
 		c.mu.Lock()
 		delete(c.superseded, name)
+		delete(c.forecasts, name)
 		c.mu.Unlock()
 		return 0, nil
 	}
@@ -702,6 +768,9 @@ func (c *Controller) changed(p *api.MaintenancePlan, before, st api.MaintenanceP
 		c.cfg.Log.Info("plan", "plan", p.Name, "phase", st.Phase, "reason", st.Reason, "message", st.Message)
 		c.event(p, st)
 	}
+	if f := st.Forecast; f != nil && (before.Forecast == nil || before.Forecast.Verdict != f.Verdict) {
+		c.forecastEvent(p, f)
+	}
 	m := c.cfg.Metrics
 	if m == nil || st.EvictionProgress == nil {
 		return
@@ -732,6 +801,9 @@ func (c *Controller) Plans() []metrics.Plan {
 		}
 		out = append(out, metrics.Plan{Name: p.Name, Node: p.Spec.NodeName, Phase: phase, Reason: string(p.Status.Reason),
 			Evicted: int(p.Status.Pods.Evicted), Total: int(p.Status.Pods.Total)})
+		if f := p.Status.Forecast; f != nil && f.P50 != nil && f.P90 != nil && !drain.Final(&p.Status) {
+			out[len(out)-1].Forecast = []float64{f.P50.Seconds(), f.P90.Seconds()}
+		}
 	}
 	return out
 }
@@ -745,6 +817,27 @@ func (c *Controller) event(p *api.MaintenancePlan, st api.MaintenancePlanStatus)
 		typ = corev1.EventTypeWarning
 	}
 	c.cfg.Events.Eventf(p, nil, typ, string(st.Phase), string(st.Reason), "%s", truncate(st.Message, 1000))
+}
+
+// forecastEvent records a forecast that is new or changed its verdict.
+func (c *Controller) forecastEvent(p *api.MaintenancePlan, f *api.Forecast) {
+	if c.cfg.Events == nil {
+		return
+	}
+	typ, note := corev1.EventTypeNormal, ""
+	switch {
+	case f.Verdict == string(analyze.VerdictNever) && len(f.Causes) > 0:
+		typ, note = corev1.EventTypeWarning, "the drain never completes: "+f.Causes[0].Message
+	case f.P50 != nil && f.P90 != nil:
+		note = fmt.Sprintf("the node is empty of its %d pods to evict in %s (p50) to %s (p90)", f.Pods, f.P50.Duration, f.P90.Duration)
+		if f.CriticalPath != "" {
+			note += "; critical path " + f.CriticalPath
+		}
+		if f.Verdict == string(analyze.VerdictUnknown) && len(f.Causes) > 0 {
+			note += "; unknown: " + f.Causes[0].Message
+		}
+	}
+	c.cfg.Events.Eventf(p, nil, typ, "Forecast", f.Verdict, "%s", truncate(note, 1000))
 }
 
 func truncate(s string, n int) string {
@@ -894,7 +987,7 @@ func slim(obj any) (any, error) {
 	case *corev1.Pod:
 		return cachePod(o), nil
 	case *corev1.Node:
-		o.Status = corev1.NodeStatus{}
+		o.Status = corev1.NodeStatus{Allocatable: o.Status.Allocatable} // the forecast places pods by it
 	case *appsv1.ReplicaSet:
 		o.Spec.Template = corev1.PodTemplateSpec{}
 	case *appsv1.Deployment:

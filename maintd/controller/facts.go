@@ -96,6 +96,11 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 			return f, fmt.Errorf("analyse node %s: %w", node.Name, err)
 		}
 		f.Analysis = &report.Nodes[0]
+		if !drain.Final(&p.Status) && p.DeletionTimestamp == nil && !p.Spec.Release {
+			if f.Forecast, f.ForecastAt, err = c.forecast(p, s, onNode, pdbs, now); err != nil {
+				return f, err
+			}
+		}
 	}
 
 	plans, err := c.plans.List(labels.Everything())

@@ -27,13 +27,17 @@ type cachedPod struct {
 	Phase                         corev1.PodPhase
 	StartTime                     *metav1.Time
 	Conditions                    []corev1.PodCondition
+	// Scheduling is what the drain forecast reads (view.SchedulingOf):
+	// requests, node selection, tolerations, spread, and the PodScheduled
+	// and Ready times its workload's time to Ready is learned from.
+	Scheduling *view.Scheduling
 }
 
 // cachePod is the cachedPod of p; p is left alone.
 func cachePod(p *corev1.Pod) *cachedPod {
 	c := &cachedPod{ObjectMeta: p.ObjectMeta, NodeName: p.Spec.NodeName,
 		TerminationGracePeriodSeconds: p.Spec.TerminationGracePeriodSeconds,
-		Phase:                         p.Status.Phase, StartTime: p.Status.StartTime}
+		Phase:                         p.Status.Phase, StartTime: p.Status.StartTime, Scheduling: view.SchedulingOf(p)}
 	c.ManagedFields = nil
 	for i := range p.Spec.Volumes {
 		if v := &p.Spec.Volumes[i]; view.KeepsVolume(v) {
@@ -65,6 +69,15 @@ func (c *cachedPod) pod() *corev1.Pod {
 	p := &corev1.Pod{}
 	c.into(p)
 	return p
+}
+
+// view is the pod as the analysis reads it, with its Scheduling; scratch is
+// reused from pod to pod.
+func (c *cachedPod) view(scratch *corev1.Pod) view.Pod {
+	c.into(scratch)
+	v := view.PodOf(scratch)
+	v.Scheduling = c.Scheduling
+	return v
 }
 
 // podValues are the pods, in name order, as a snapshot holds them.

@@ -44,6 +44,10 @@ type Facts struct {
 	Node *corev1.Node
 	// Analysis is k8s-analyze's verdict on the node (nil without a node).
 	Analysis *analyze.Node
+	// Forecast is the node's drain forecast, made at ForecastAt (nil
+	// without a node, or for a plan that is final or released).
+	Forecast   *analyze.Forecast
+	ForecastAt time.Time
 	// Pods are the pods that exist now, by UID: every pod on the node and
 	// every pod of the plan's active evictions.
 	Pods map[types.UID]Pod
@@ -216,6 +220,7 @@ func Decide(f Facts, p *api.MaintenancePlan, now time.Time) Decision {
 	d.dec.Owner, d.dec.Reason = Owner(p), p.Spec.Reason
 	d.decide()
 	d.finish()
+	d.forecast()
 	d.dec.Status = d.st
 	return d.dec
 }
@@ -358,11 +363,7 @@ func (d *decider) preflight() {
 			// reconcile's time would rewrite the status on every re-check.
 			continue
 		}
-		obj := f.Subject.Kind + "/"
-		if f.Subject.Namespace != "" {
-			obj += f.Subject.Namespace + "/"
-		}
-		pf.Findings = append(pf.Findings, api.Finding{Code: string(f.Code), Severity: string(f.Severity), Object: obj + f.Subject.Name, Message: f.Message})
+		pf.Findings = append(pf.Findings, api.Finding{Code: string(f.Code), Severity: string(f.Severity), Object: objectText(f.Subject), Message: f.Message})
 	}
 	d.st.Preflight = pf
 	active := map[string]bool{}
@@ -539,7 +540,7 @@ func (d *decider) start(node *corev1.Node, ours bool, pods, unknown []analyze.Po
 		d.unknownPods(unknown)
 		return
 	}
-	if d.highRisk(pods) {
+	if d.highRisk(pods) || d.neverCompletes() {
 		return
 	}
 	d.count(pods)

@@ -28,6 +28,8 @@ type Metrics struct {
 type Plan struct {
 	Name, Node, Phase, Reason string
 	Evicted, Total            int
+	// Forecast is the drain forecast's p50 and p90 in seconds (nil: none).
+	Forecast []float64
 }
 
 // New registers maintd's series in reg. plans lists the cached plans at
@@ -56,9 +58,14 @@ var (
 	plansDesc = prometheus.NewDesc(Namespace+"_plans", "MaintenancePlans this maintd runs, by phase.", []string{"phase"}, nil)
 	phaseDesc = prometheus.NewDesc(Namespace+"_plan_phase",
 		"1 for each MaintenancePlan this maintd runs, labelled with its node, phase and reason.", []string{"plan", "node", "phase", "reason"}, nil)
-	evictedDesc = prometheus.NewDesc(Namespace+"_plan_evicted_pods", "Pods of the plan's node evicted so far (status.pods.evicted).", []string{"plan", "node"}, nil)
-	podsDesc    = prometheus.NewDesc(Namespace+"_plan_pods", "Pods of the plan's node to evict (status.pods.total).", []string{"plan", "node"}, nil)
+	evictedDesc  = prometheus.NewDesc(Namespace+"_plan_evicted_pods", "Pods of the plan's node evicted so far (status.pods.evicted).", []string{"plan", "node"}, nil)
+	podsDesc     = prometheus.NewDesc(Namespace+"_plan_pods", "Pods of the plan's node to evict (status.pods.total).", []string{"plan", "node"}, nil)
+	forecastDesc = prometheus.NewDesc(Namespace+"_plan_forecast_seconds",
+		"The drain forecast of the plan's node: seconds from its computedAt until the node is empty of the pods to evict, at quantile 0.5 and 0.9 (status.forecast.p50, p90).", []string{"plan", "quantile"}, nil)
 )
+
+// forecastQuantiles label Plan.Forecast's values.
+var forecastQuantiles = []string{"0.5", "0.9"}
 
 // planCollector reports the plans in the cache when scraped: counts by
 // phase, and per plan its phase and progress (the alert rules' inputs).
@@ -69,6 +76,7 @@ func (planCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- phaseDesc
 	ch <- evictedDesc
 	ch <- podsDesc
+	ch <- forecastDesc
 }
 
 func (c planCollector) Collect(ch chan<- prometheus.Metric) {
@@ -81,6 +89,9 @@ func (c planCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(phaseDesc, prometheus.GaugeValue, 1, p.Name, p.Node, p.Phase, p.Reason)
 		ch <- prometheus.MustNewConstMetric(evictedDesc, prometheus.GaugeValue, float64(p.Evicted), p.Name, p.Node)
 		ch <- prometheus.MustNewConstMetric(podsDesc, prometheus.GaugeValue, float64(p.Total), p.Name, p.Node)
+		for i, v := range p.Forecast {
+			ch <- prometheus.MustNewConstMetric(forecastDesc, prometheus.GaugeValue, v, p.Name, forecastQuantiles[i])
+		}
 	}
 	for phase, n := range byPhase {
 		ch <- prometheus.MustNewConstMetric(plansDesc, prometheus.GaugeValue, float64(n), phase)

@@ -44,7 +44,7 @@ func (s *store) schedule() int {
 		}
 		for _, no := range s.list(nodesR, "", nil) {
 			node := no.(*corev1.Node)
-			if node.Spec.Unschedulable {
+			if node.Spec.Unschedulable || !labels.SelectorFromSet(pod.Spec.NodeSelector).Matches(labels.Set(node.Labels)) {
 				continue
 			}
 			if best == "" || counts[node.Name] < load {
@@ -150,7 +150,7 @@ func (s *store) replicaSets(readyDelay func() string) int {
 				Labels:          rs.Spec.Template.Labels,
 				Annotations:     map[string]string{readyAfter: readyDelay(), exitAfter: rs.Spec.Template.Annotations[exitAfter]},
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}},
-				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: rs.Spec.Template.Spec.TerminationGracePeriodSeconds}}
+				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: rs.Spec.Template.Spec.TerminationGracePeriodSeconds, NodeSelector: rs.Spec.Template.Spec.NodeSelector}}
 			if _, err := s.create(podsR, pod); err == nil {
 				n++
 			}

@@ -153,6 +153,23 @@ var schedules = map[string]struct {
 			w.rounds(10, 100*time.Millisecond, plansR, nodesR)
 		},
 	},
+	"10 a never forecast blocks before any write and lifts when a node can take the pod": {
+		// The only pod of node-1 may run only on nodes labelled disk=ssd,
+		// and node-1 is the only one: the drain never completes, so the
+		// plan blocks before its cordon. A person labels node-2: the
+		// forecast must be made again (the label is not on the plan's
+		// node) and the drain go on.
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Labels: map[string]map[string]string{"node-1": {"disk": "ssd"}},
+			Workloads: []Workload{{Name: "pinned", Replicas: 1, PDB: "max1", NodeSelector: map[string]string{"disk": "ssd"}}}},
+		maxNodes: 1,
+		path:     []string{"Blocked on plan-1: the drain of node node-1 would never complete", "person: edit nodes node-2 -> ok", "evict shop/pinned-5d8f-0 -> 201", "Drained on plan-1"},
+		run: func(w *World) {
+			w.createPlan("plan-1", planSpec("node-1"))
+			w.rounds(5, time.Second, plansR, nodesR)
+			w.edit(nodesR, "", "node-2", func(o any) { o.(*corev1.Node).Labels["disk"] = "ssd" })
+			w.rounds(5, time.Second, plansR, nodesR)
+		},
+	},
 	"9 slots are counted across selectors": {
 		// Two maintd with --selector team=a and team=b, one slot each: the
 		// slot is cluster-wide, so b's plan waits while a's holds a node.

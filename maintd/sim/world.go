@@ -15,6 +15,7 @@ package sim
 
 import (
 	"context"
+	"maps"
 
 	"fmt"
 	"github.com/google/go-cmp/cmp"
@@ -28,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,7 +59,12 @@ type World struct {
 	// Faults enables the injected faults and other actors in Run.
 	Faults bool
 
-	rng       *rand.Rand
+	rng *rand.Rand
+	// pinning draws what the seeds with a pinned workload add (labels, a
+	// node selector, a person labelling nodes), apart from rng, so that
+	// the other seeds play as they did before pinning existed.
+	pinning   *rand.Rand
+	pinned    bool
 	clock     *clocktesting.FakeClock
 	mu        sync.Mutex // the store and the instances' views
 	s         *store
@@ -103,7 +110,7 @@ func retries(pr string) bool {
 
 // New is a world for seed with a scenario drawn from it.
 func New(seed int64) *World {
-	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), clock: clocktesting.NewFakeClock(epoch),
+	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), pinning: rand.New(rand.NewPCG(uint64(seed), 0x919)), clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
 		silence: map[types.UID]*silence{}}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
@@ -154,6 +161,8 @@ type Scenario struct {
 	// Selectors, when set, start one maintd per label selector (the first
 	// leads) instead of one for every plan.
 	Selectors []string
+	// Labels are extra labels of nodes, by name.
+	Labels map[string]map[string]string
 }
 
 // Workload is one Deployment of a scenario.
@@ -163,6 +172,9 @@ type Workload struct {
 	PDB      string
 	// ReadyAfter is the seconds a replacement takes to be Ready (-1: never).
 	ReadyAfter int
+	// NodeSelector pins the pods to the nodes it matches: they are placed
+	// round-robin on those, and their replacements fit only there.
+	NodeSelector map[string]string
 }
 
 // draw draws a scenario from the seed.
@@ -187,6 +199,19 @@ func (w *World) draw() Scenario {
 		sc.Plans = append(sc.Plans, spec)
 	}
 	w.MaxNodes = 1 + r.IntN(2)
+	if pr := w.pinning; pr.IntN(6) == 0 {
+		// A workload pinned by a node selector to the nodes labelled
+		// disk=ssd: the first plan's node, and each other node at 1 in 3.
+		// When the plan's node is the only one, the drain never completes.
+		w.pinned = true
+		sc.Labels = map[string]map[string]string{sc.Plans[0].NodeName: {"disk": "ssd"}}
+		for i := range sc.Nodes {
+			if name := fmt.Sprintf("node-%d", i+1); name != sc.Plans[0].NodeName && pr.IntN(3) == 0 {
+				sc.Labels[name] = map[string]string{"disk": "ssd"}
+			}
+		}
+		sc.Workloads = append(sc.Workloads, Workload{Name: "pinned", Replicas: 1 + pr.IntN(2), PDB: "max1", ReadyAfter: pr.IntN(20), NodeSelector: map[string]string{"disk": "ssd"}})
+	}
 	return sc
 }
 
@@ -196,7 +221,10 @@ func (w *World) Setup(sc Scenario) {
 	w.mu.Lock()
 	for i := range sc.Nodes {
 		name := fmt.Sprintf("node-%d", i+1)
-		w.must(w.s.create(nodesR, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}}}))
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}}}
+		maps.Copy(node.Labels, sc.Labels[name])
+		node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")}
+		w.must(w.s.create(nodesR, node))
 	}
 	start := 0
 	for _, wl := range sc.Workloads {
@@ -246,7 +274,7 @@ func (w *World) workload(wl Workload, nodes, start int) {
 		ready = "never"
 	}
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel, Annotations: map[string]string{readyAfter: ready, exitAfter: fmt.Sprint(w.rng.IntN(10))}},
-		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, Containers: []corev1.Container{{Name: "c", Image: "app"}}}}
+		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, NodeSelector: wl.NodeSelector, Containers: []corev1.Container{{Name: "c", Image: "app"}}}}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: wl.Name},
 		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel}, Template: tmpl}}
 	o, err := w.s.create(depsR, dep)
@@ -264,11 +292,18 @@ func (w *World) workload(wl Workload, nodes, start int) {
 		return
 	}
 	rs = o.(*appsv1.ReplicaSet)
+	var fit []string // the nodes its pods go to, round-robin from start
+	for i := range nodes {
+		name := fmt.Sprintf("node-%d", (start+i)%nodes+1)
+		if o, err := w.s.get(nodesR, "", name); err == nil && labels.SelectorFromSet(wl.NodeSelector).Matches(labels.Set(o.(*corev1.Node).Labels)) {
+			fit = append(fit, name)
+		}
+	}
 	for i := range wl.Replicas {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: fmt.Sprintf("%s-%d", rs.Name, i), Labels: sel,
 			Annotations:     map[string]string{readyAfter: "0", exitAfter: tmpl.Annotations[exitAfter]},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}},
-			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", (start+i)%nodes+1), TerminationGracePeriodSeconds: &grace}}
+			Spec: corev1.PodSpec{NodeName: fit[i%len(fit)], TerminationGracePeriodSeconds: &grace, NodeSelector: wl.NodeSelector}}
 		w.must(w.s.create(podsR, pod))
 	}
 	pdb := func(name string, min, maxU *intstr.IntOrString) {
@@ -572,6 +607,14 @@ func (w *World) actor() {
 	defer w.mu.Unlock()
 	nodes := w.s.list(nodesR, "", nil)
 	plans := w.s.list(plansR, "", nil)
+	if w.pinned && w.pinning.IntN(10) == 0 {
+		// A person labels a node for the pinned workload: labels are only
+		// added, so a replacement that fits in the caches fits for real.
+		node := nodes[w.pinning.IntN(len(nodes))].(*corev1.Node)
+		_, err := w.s.patch(nodesR, "", node.Name, []byte(`{"metadata":{"labels":{"disk":"ssd"}}}`))
+		w.logf("person: label %s disk=ssd -> %s", node.Name, errText(err))
+		return
+	}
 	switch r.IntN(7) {
 	case 0: // a person cordons a node (kubectl cordon: no owner annotation)
 		node := nodes[r.IntN(len(nodes))].(*corev1.Node)
@@ -754,6 +797,7 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	case p.Status.Phase == api.Cordoning:
 		if _, ok := w.drainStart[p.UID]; !ok {
 			w.drainStart[p.UID] = w.clock.Now()
+			w.replaceable(p)
 		}
 	case ep == nil || ep.Scope == "":
 		delete(w.drainStart, p.UID) // the cordon did not happen: back to waiting
@@ -791,6 +835,51 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 		w.violate("plan %s flapped back to %s while nothing it reads changed", p.Name, pr)
 	}
 	sl.last, sl.seen[pr] = pr, true
+}
+
+// replaceable checks, when plan p starts its drain, that every pod on its
+// node that a ReplicaSet re-creates has another node its node selector
+// matches: a drain that can never complete blocks before any write. (The
+// simulated scheduler places by node selector and cordons only; nodes gain
+// labels and never lose them.) w.mu is held.
+func (w *World) replaceable(p *api.MaintenancePlan) {
+	if p.Status.Forecast != nil && p.Status.Forecast.Verdict == "never" {
+		w.violate("plan %s started its drain with a forecast that says never: %+v", p.Name, p.Status.Forecast.Causes)
+	}
+	for _, o := range w.s.list(podsR, Namespace, nil) {
+		pod := o.(*corev1.Pod)
+		if pod.Spec.NodeName != p.Spec.NodeName || pod.DeletionTimestamp != nil || len(pod.Spec.NodeSelector) == 0 {
+			continue
+		}
+		fits := false
+		for _, no := range w.s.list(nodesR, "", nil) {
+			node := no.(*corev1.Node)
+			fits = fits || (node.Name != p.Spec.NodeName && labels.SelectorFromSet(pod.Spec.NodeSelector).Matches(labels.Set(node.Labels)))
+		}
+		if !fits {
+			w.violate("plan %s started draining node %s, where pod %s's replacement is the only node its selector %v matches", p.Name, p.Spec.NodeName, pod.Name, pod.Spec.NodeSelector)
+		}
+	}
+}
+
+// stranded is a pod on node whose replacement no other node takes (none
+// schedulable that its node selector matches), or ""; w.mu is held.
+func (w *World) stranded(node string) string {
+	for _, o := range w.s.list(podsR, Namespace, nil) {
+		pod := o.(*corev1.Pod)
+		if pod.Spec.NodeName != node || pod.DeletionTimestamp != nil {
+			continue
+		}
+		fits := false
+		for _, no := range w.s.list(nodesR, "", nil) {
+			n := no.(*corev1.Node)
+			fits = fits || (n.Name != node && !n.Spec.Unschedulable && labels.SelectorFromSet(pod.Spec.NodeSelector).Matches(labels.Set(n.Labels)))
+		}
+		if !fits {
+			return pod.Name
+		}
+	}
+	return ""
 }
 
 // event records an Event of maintd; w.mu is held.
@@ -900,6 +989,11 @@ func (w *World) stuck(strict bool) {
 		st := p.Status
 		if st.Reason == api.WaitingForSlot && len(held) < w.MaxNodes {
 			w.violate("plan %s waits for a slot while %d of %d nodes are in maintenance", p.Name, len(held), w.MaxNodes)
+		}
+		if st.Reason == api.DrainNeverCompletes && p.DeletionTimestamp == nil && !scheduled[p.Name] {
+			if pod := w.stranded(p.Spec.NodeName); pod == "" {
+				w.violate("plan %s is blocked as never completing, while every pod on node %s has another node to go to", p.Name, p.Spec.NodeName)
+			}
 		}
 		ep := st.EvictionProgress
 		if ep == nil || st.Phase != api.CoolingDown || p.DeletionTimestamp != nil || scheduled[p.Name] {

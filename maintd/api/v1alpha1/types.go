@@ -20,6 +20,10 @@ import (
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`
 // +kubebuilder:printcolumn:name="Evicted",type=integer,JSONPath=`.status.pods.evicted`
 // +kubebuilder:printcolumn:name="Total",type=integer,JSONPath=`.status.pods.total`
+// +kubebuilder:printcolumn:name="ETA",type=string,JSONPath=`.status.forecast.remaining`
+// +kubebuilder:printcolumn:name="Forecast",type=string,JSONPath=`.status.forecast.verdict`,priority=1
+// +kubebuilder:printcolumn:name="P50",type=string,JSONPath=`.status.forecast.p50`,priority=1
+// +kubebuilder:printcolumn:name="P90",type=string,JSONPath=`.status.forecast.p90`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MaintenancePlan struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -181,12 +185,16 @@ const (
 	UnknownPodsOnNode        Reason = "unknown-pods-on-node"
 	PreflightHighRisk        Reason = "preflight-high-risk"
 	PDBOverlap               Reason = "pdb-overlap"
-	PDBMisconfigured         Reason = "pdb-misconfigured"
-	EvictionForbidden        Reason = "eviction-forbidden"
-	EvictionRejected         Reason = "eviction-rejected"
-	PlanSpecChanged          Reason = "plan-spec-changed"
-	TargetReplaced           Reason = "target-replaced"
-	DeadlineExceeded         Reason = "deadline-exceeded"
+	// DrainNeverCompletes: the drain forecast's verdict is never (a budget
+	// that never allows or never refills, a replacement that fits nowhere):
+	// the plan blocks before any write.
+	DrainNeverCompletes Reason = "drain-never-completes"
+	PDBMisconfigured    Reason = "pdb-misconfigured"
+	EvictionForbidden   Reason = "eviction-forbidden"
+	EvictionRejected    Reason = "eviction-rejected"
+	PlanSpecChanged     Reason = "plan-spec-changed"
+	TargetReplaced      Reason = "target-replaced"
+	DeadlineExceeded    Reason = "deadline-exceeded"
 )
 
 // Condition types.
@@ -230,6 +238,11 @@ type MaintenancePlanStatus struct {
 	// Pods counts the node's pods.
 	// +optional
 	Pods PodCounts `json:"pods,omitempty"`
+	// Forecast is the drain forecast of the node, from the caches: made
+	// when the plan starts and again when the node, its pods or their
+	// budgets change.
+	// +optional
+	Forecast *Forecast `json:"forecast,omitempty"`
 	// DryRun holds the per-pod verdicts of the last dry run.
 	// +optional
 	// +listType=atomic
@@ -259,6 +272,54 @@ type Preflight struct {
 type Finding struct {
 	Code     string `json:"code"`
 	Severity string `json:"severity"`
+	// Object is kind/namespace/name of the subject.
+	Object  string `json:"object"`
+	Message string `json:"message"`
+}
+
+// Forecast is how long the drain takes, or why it never completes
+// (docs/design.md, "Drain forecast", has the model).
+type Forecast struct {
+	// Verdict is ok, never (the causes say why; the plan blocks before it
+	// starts) or unknown (the causes name what could not be judged; the
+	// times assume it turns out well).
+	Verdict string `json:"verdict"`
+	// P50 and P90 are the time, from computedAt, until the node is empty
+	// of the pods the drain evicts, at each workload's median and
+	// upper-quantile time to Ready. Absent when the verdict is never.
+	// +optional
+	P50 *metav1.Duration `json:"p50,omitempty"`
+	// +optional
+	P90 *metav1.Duration `json:"p90,omitempty"`
+	// Remaining is, once the drain has started, P50: the time left at
+	// computedAt. ETA is computedAt plus Remaining.
+	// +optional
+	Remaining *metav1.Duration `json:"remaining,omitempty"`
+	// +optional
+	ETA *metav1.Time `json:"eta,omitempty"`
+	// CriticalPath is the PodDisruptionBudget or workload whose last pod
+	// goes last, with its rounds and the time of one round.
+	// +optional
+	CriticalPath string `json:"criticalPath,omitempty"`
+	// Causes are why the verdict is never or unknown, never causes first
+	// (at most 5).
+	// +optional
+	// +listType=atomic
+	Causes []ForecastCause `json:"causes,omitempty"`
+	// Pods are the pods of the node the drain evicts, as timed.
+	Pods int32 `json:"pods"`
+	// ComputedAt is when the forecast was made.
+	ComputedAt metav1.Time `json:"computedAt"`
+}
+
+// ForecastCause is one reason for a never or unknown forecast.
+type ForecastCause struct {
+	// Verdict is what this cause alone makes of the forecast.
+	Verdict string `json:"verdict"`
+	// Reason is a stable code: pdb-never-allows, pdb-never-refills,
+	// pdb-overlap, replacement-unschedulable, insufficient-capacity, or
+	// one of the unknown causes (k8s-analyze's CHECKS.md lists them).
+	Reason string `json:"reason"`
 	// Object is kind/namespace/name of the subject.
 	Object  string `json:"object"`
 	Message string `json:"message"`

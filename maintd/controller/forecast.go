@@ -1,0 +1,99 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
+)
+
+// forecastMemo is a plan's last drain forecast and the facts it was made
+// from: it is made again only when they change.
+type forecastMemo struct {
+	uid      types.UID
+	key      string
+	forecast *analyze.Forecast
+	at       time.Time
+}
+
+// forecastKey names the facts a plan's forecast is made from: its spec, its
+// node, the node's pods and the budgets of their namespaces (each by
+// resourceVersion), and where pods can go (the epochs). The forecast is
+// made again when one of them changes: on an event, never on a timer.
+func forecastKey(p *api.MaintenancePlan, node *corev1.Node, onNode []*cachedPod, pdbs []*policyv1.PodDisruptionBudget, nodeEpoch, podEpoch int64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d/%s/%d/%d", p.Generation, node.ResourceVersion, nodeEpoch, podEpoch)
+	versions := make([]string, 0, len(onNode)+len(pdbs))
+	for _, pod := range onNode {
+		versions = append(versions, string(pod.UID)+"@"+pod.ResourceVersion)
+	}
+	for _, pdb := range pdbs {
+		versions = append(versions, string(pdb.UID)+"@"+pdb.ResourceVersion)
+	}
+	slices.Sort(versions)
+	for _, v := range versions {
+		b.WriteString("/" + v)
+	}
+	return b.String()
+}
+
+// forecast is the drain forecast of plan p's node, made from the caches:
+// the analysis of the node's snapshot (scoped) with every node and every
+// pod of the cluster, where its replacements may go. It is made again only
+// when the facts forecastKey names change; c.slot is held.
+func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot, onNode []*cachedPod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*analyze.Forecast, time.Time, error) {
+	node := &scoped.Nodes[0]
+	nodes, err := c.nodes.List(labels.Everything())
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("list nodes: %w", err)
+	}
+	// Once the drain has started, the room the other pods take matters
+	// less than its own pods, whose every change makes it again: a busy
+	// cluster's pods do not make every reconcile forecast anew.
+	podEpoch := c.podEpoch.Load()
+	if ep := p.Status.EvictionProgress; ep != nil && ep.Scope != "" {
+		podEpoch = 0
+	}
+	key := forecastKey(p, node, onNode, pdbs, c.nodeEpoch.Load(), podEpoch)
+	c.mu.Lock()
+	memo, ok := c.forecasts[p.Name]
+	c.mu.Unlock()
+	if ok && memo.uid == p.UID && memo.key == key {
+		return memo.forecast, memo.at, nil
+	}
+	v := view.Of(scoped)
+	v.Metadata.Scope = snapshot.Scope{}
+	slices.SortFunc(nodes, byKey[*corev1.Node])
+	v.Nodes = make([]view.Node, len(nodes))
+	for i, n := range nodes {
+		v.Nodes[i] = view.NodeOf(n)
+	}
+	all := c.pods.idx.List()
+	v.Pods = make([]view.Pod, 0, len(all))
+	var scratch corev1.Pod
+	for _, o := range all {
+		v.Pods = append(v.Pods, o.(*cachedPod).view(&scratch))
+	}
+	spec := drain.Defaulted(p.Spec)
+	r, err := analyze.Analyze(v, analyze.Options{Nodes: []string{node.Name}, Now: now,
+		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions}})
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("forecast the drain of node %s: %w", node.Name, err)
+	}
+	f := r.Nodes[0].Forecast
+	c.mu.Lock()
+	c.forecasts[p.Name] = forecastMemo{uid: p.UID, key: key, forecast: f, at: now}
+	c.mu.Unlock()
+	return f, now, nil
+}
