@@ -105,7 +105,12 @@ func TestLiveView(t *testing.T) {
 	tm := newTerm(t, liveEnv(), name, "drain", e.node1, "--all-workloads", "--name", plan)
 	bars := map[string]bool{}
 	frames := regexp.MustCompile(`(?m)^plan ` + plan + `  node `)
+	etaLine := regexp.MustCompile(`(?m)^ETA: \d\d:\d\d:\d\d \(in \S+, p90 \S+\); critical path `)
+	var eta string
 	seen := func(s string) {
+		if m := etaLine.FindString(s); m != "" {
+			eta = m
+		}
 		if m := progress.FindStringSubmatch(s); m != nil {
 			bars[fmt.Sprintf("%s/%s pods: %d of %d cells", m[3], m[4], len(m[1]), len(m[1])+len(m[2]))] = true
 		}
@@ -113,6 +118,16 @@ func TestLiveView(t *testing.T) {
 			t.Errorf("%d frames on the screen, want the one redrawn in place:\n%s", n, s)
 		}
 	}
+	// Diagnostics for a hang: kubectl-maint still running 30 s on (the
+	// drain takes about 7) gets its process tree logged and a SIGQUIT (its
+	// goroutines then show on the screen the failure prints).
+	hung := time.AfterFunc(30*time.Second, func() {
+		out, _ := exec.Command("tmux", "-S", tm.socket, "display-message", "-p", "#{pane_pid}").Output()
+		ps, _ := exec.Command("ps", "-eo", "pid,ppid,stat,wchan:20,args", "--forest").Output()
+		fmt.Fprintf(os.Stderr, "TestLiveView: kubectl-maint (pane pid %s) still runs:\n%s\n", strings.TrimSpace(string(out)), ps)
+		_ = exec.Command("kill", "-QUIT", strings.TrimSpace(string(out))).Run()
+	})
+	defer hung.Stop()
 	final := tm.until(ctx, "the drain's end", seen, func(string) bool { _, done := tm.exited(); return done })
 	if code, _ := tm.exited(); code != 0 {
 		t.Errorf("exit %d, want 0; the screen:\n%s", code, final)
@@ -122,11 +137,13 @@ func TestLiveView(t *testing.T) {
 	if !bars["1/2 pods: 20 of 40 cells"] || !bars["2/2 pods: 40 of 40 cells"] {
 		t.Errorf("progress bars seen %v: want it half full at 1/2, then full at 2/2", bars)
 	}
+	if eta == "" {
+		t.Errorf("no ETA of the plan's forecast seen during the drain")
+	}
 	for _, want := range []string{
 		"Drained/drained  [2/2 evicted]",
 		"plan " + plan + "  node " + e.node1 + "  Drained/drained",
 		"[" + strings.Repeat("#", 40) + "]  2/2 pods evicted",
-		"ETA: no forecast yet",
 		"maintenanceplan/" + plan + " drained",
 	} {
 		if !strings.Contains(final, want) {

@@ -14,38 +14,36 @@ type Forecast struct {
 	Verdict      string // ok, never or unknown
 	ETA          time.Time
 	Remaining    time.Duration
-	P90          time.Duration
+	P50, P90     time.Duration
 	CriticalPath string
 	Cause        string // the first cause of a never or unknown verdict
 	ComputedAt   time.Time
 }
 
-// ForecastOf is p's forecast, nil when it has none.
-//
-// The MaintenancePlan API of this tree has no status.forecast yet. Once it
-// has, the body is:
-//
-//	f := p.Status.Forecast
-//	if f == nil {
-//		return nil
-//	}
-//	out := &Forecast{Verdict: f.Verdict, CriticalPath: f.CriticalPath, ComputedAt: f.ComputedAt.Time}
-//	if f.ETA != nil {
-//		out.ETA = f.ETA.Time
-//	}
-//	if f.Remaining != nil {
-//		out.Remaining = f.Remaining.Duration
-//	}
-//	if f.P90 != nil {
-//		out.P90 = f.P90.Duration
-//	}
-//	if len(f.Causes) > 0 {
-//		c := f.Causes[0]
-//		out.Cause = c.Object + ": " + c.Message + " (" + c.Reason + ")"
-//	}
-//	return out
+// ForecastOf is p's forecast (status.forecast), nil when it has none.
 func ForecastOf(p *api.MaintenancePlan) *Forecast {
-	return nil
+	f := p.Status.Forecast
+	if f == nil {
+		return nil
+	}
+	out := &Forecast{Verdict: f.Verdict, CriticalPath: f.CriticalPath, ComputedAt: f.ComputedAt.Time}
+	if f.ETA != nil {
+		out.ETA = f.ETA.Time
+	}
+	if f.Remaining != nil {
+		out.Remaining = f.Remaining.Duration
+	}
+	if f.P50 != nil {
+		out.P50 = f.P50.Duration
+	}
+	if f.P90 != nil {
+		out.P90 = f.P90.Duration
+	}
+	if len(f.Causes) > 0 {
+		c := f.Causes[0]
+		out.Cause = c.Object + ": " + c.Message + " (" + c.Reason + ")"
+	}
+	return out
 }
 
 // ETA is the forecast's line of the live view.
@@ -58,7 +56,10 @@ func ETA(f *Forecast, now time.Time) string {
 	}
 	s := "ETA: "
 	if f.ETA.IsZero() {
-		s += "not started"
+		s += "once started"
+		if f.P50 > 0 {
+			s += fmt.Sprintf(", p50 %s, p90 %s", Duration(f.P50), Duration(f.P90))
+		}
 	} else {
 		s += fmt.Sprintf("%s (in %s", f.ETA.Local().Format(time.TimeOnly), Duration(f.ETA.Sub(now)))
 		if f.P90 > 0 {

@@ -32,10 +32,12 @@ func Table(w io.Writer, plans []api.MaintenancePlan, by CreatedBy, now time.Time
 			since = Duration(now.Sub(st.Since.Time))
 		}
 		eta := "-"
-		if f := ForecastOf(p); f != nil && !f.ETA.IsZero() {
-			eta = f.ETA.Local().Format(time.TimeOnly)
-		} else if f != nil && f.Verdict == "never" {
+		switch f := ForecastOf(p); {
+		case f == nil, done(st):
+		case f.Verdict == "never":
 			eta = "never"
+		case !f.ETA.IsZero():
+			eta = f.ETA.Local().Format(time.TimeOnly)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", p.Name, p.Spec.NodeName, cmp.Or(string(st.Phase), "-"), cmp.Or(string(st.Reason), "-"),
 			st.Pods.Evicted, st.Pods.Total, since, eta, Duration(now.Sub(p.CreationTimestamp.Time)), cmp.Or(by(p), "-"))
@@ -88,7 +90,9 @@ func Detail(w io.Writer, p *api.MaintenancePlan, by CreatedBy, pdbs map[string]*
 	if ep := st.EvictionProgress; ep != nil && ep.Deadline != nil && st.Phase != api.Completed && st.Phase != api.Drained {
 		row("Deadline", "%s (%s left)", ep.Deadline.Local().Format(time.DateTime), Duration(ep.Deadline.Sub(now)))
 	}
-	row("ETA", "%s", strings.TrimPrefix(ETA(ForecastOf(p), now), "ETA: "))
+	if !done(st) {
+		row("ETA", "%s", strings.TrimPrefix(ETA(ForecastOf(p), now), "ETA: "))
+	}
 	if ep := st.EvictionProgress; ep != nil {
 		for _, c := range ep.Cooldowns {
 			what := "PDB " + c.PDB + budget(pdbs[c.PDB])

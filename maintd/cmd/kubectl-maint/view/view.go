@@ -49,7 +49,9 @@ func Frame(p *api.MaintenancePlan, now time.Time, width int) []string {
 	if w := Wait(st, now); w != "" {
 		lines = append(lines, w)
 	}
-	lines = append(lines, ETA(ForecastOf(p), now))
+	if !done(st) {
+		lines = append(lines, ETA(ForecastOf(p), now))
+	}
 	for i, l := range lines {
 		lines[i] = Truncate(l, width-1)
 	}
@@ -62,6 +64,11 @@ func podText(st *api.MaintenancePlanStatus) string {
 		s += fmt.Sprintf(", %d stay (DaemonSet, mirror, finished)", st.Pods.Skipped)
 	}
 	return s
+}
+
+// done reports whether the drain is over: an ETA no longer applies.
+func done(st *api.MaintenancePlanStatus) bool {
+	return st.Phase == api.Drained || st.Phase == api.Completed || st.Phase == api.Uncordoning
 }
 
 // Bar is a progress bar of done of total, width cells inside brackets.

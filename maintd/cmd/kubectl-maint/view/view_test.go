@@ -56,6 +56,24 @@ func TestFrame(t *testing.T) {
 	}
 }
 
+func TestForecastOf(t *testing.T) {
+	p := cooling()
+	if f := ForecastOf(p); f != nil {
+		t.Errorf("no status.forecast: %+v, want nil", f)
+	}
+	eta, rem, p50, p90 := at(200), metav1.Duration{Duration: 140 * time.Second}, metav1.Duration{Duration: 2 * time.Minute}, metav1.Duration{Duration: 4 * time.Minute}
+	p.Status.Forecast = &api.Forecast{Verdict: "unknown", ETA: &eta, Remaining: &rem, P50: &p50, P90: &p90, CriticalPath: "PDB shop/web", ComputedAt: at(60),
+		Causes: []api.ForecastCause{{Verdict: "unknown", Reason: "volume-topology", Object: "Pod/shop/db-0", Message: "zonal volume"}}}
+	want := &Forecast{Verdict: "unknown", ETA: eta.Time, Remaining: rem.Duration, P50: p50.Duration, P90: p90.Duration, CriticalPath: "PDB shop/web", ComputedAt: at(60).Time,
+		Cause: "Pod/shop/db-0: zonal volume (volume-topology)"}
+	if diff := cmp.Diff(want, ForecastOf(p)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := Frame(p, t0.Add(60*time.Second), 200)[3]; got != "ETA: 10:03:20 (in 2m20s, p90 4m); critical path PDB shop/web; unknown: Pod/shop/db-0: zonal volume (volume-topology)" {
+		t.Errorf("the frame's ETA line: %q", got)
+	}
+}
+
 func TestBar(t *testing.T) {
 	for _, tc := range []struct {
 		done, total int32
@@ -78,7 +96,8 @@ func TestETA(t *testing.T) {
 		{nil, "ETA: no forecast yet"},
 		{&Forecast{Verdict: "never", Cause: "PDB shop/db\nnever allows"}, "ETA: never: PDB shop/db never allows"},
 		{&Forecast{Verdict: "ok", ETA: t0.Add(150 * time.Second), P90: 4 * time.Minute, CriticalPath: "PDB shop/web: 2 rounds"}, "ETA: 10:02:30 (in 2m30s, p90 4m); critical path PDB shop/web: 2 rounds"},
-		{&Forecast{Verdict: "unknown", Cause: "volume topology"}, "ETA: not started; unknown: volume topology"},
+		{&Forecast{Verdict: "unknown", Cause: "volume topology"}, "ETA: once started; unknown: volume topology"},
+		{&Forecast{Verdict: "ok", P50: 90 * time.Second, P90: 3 * time.Minute}, "ETA: once started, p50 1m30s, p90 3m"},
 	} {
 		if got := ETA(tc.f, now); got != tc.want {
 			t.Errorf("ETA(%+v) = %q, want %q", tc.f, got, tc.want)
