@@ -35,7 +35,7 @@ TEST_FUZZTIME ?= 10s
 FUZZTIME     ?= 5m
 FUZZPARALLEL ?= 1
 FUZZMINIMIZETIME ?= 5s
-TOOLS        := k8s-snapshot k8s-analyze k8s-cordon k8s-evict maintd meminfo-exporter sentinel-cluster
+TOOLS        := k8s-snapshot k8s-analyze k8s-cordon k8s-evict maintd kubectl-maint meminfo-exporter sentinel-cluster
 NODES        ?= 4
 
 .PHONY: help
@@ -46,6 +46,7 @@ help: ## list the targets
 build: ## build every tool into ./bin
 	@mkdir -p bin
 	@for m in $(MODULES); do (cd $$m && CGO_ENABLED=0 go build $(BUILDFLAGS) -o $(CURDIR)/bin/ ./...); done
+	@install -m 0755 maintd/cmd/kubectl-maint/kubectl_complete-maint bin/   # kubectl's plugin completion: kubectl maint <TAB>
 	@ls bin
 
 .PHONY: kube-bins
@@ -53,7 +54,7 @@ kube-bins: ## build etcd, kube-apiserver, kube-controller-manager, kube-schedule
 	@plumbing/kubebuild/build.sh $(CACHE)/kube
 
 .PHONY: deps
-deps: ## install the Debian packages the tests need (prometheus, wrk)
+deps: ## install the Debian packages the tests need (prometheus, wrk, tmux, ...)
 	@.ci/deps.sh
 
 .PHONY: generate

@@ -21,6 +21,7 @@ require (
 	github.com/sentinel-go/sentinel/k8s-snapshot v0.0.0
 	github.com/sentinel-go/sentinel/plumbing v0.0.0
 	github.com/urfave/cli/v2 v2.27.7
+	golang.org/x/term v0.46.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -68,7 +69,6 @@ require (
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/tools v0.49.0 // indirect

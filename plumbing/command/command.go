@@ -95,9 +95,10 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 		return Usage("%v", err)
 	}
-	if action := app.Action; action != nil {
-		checkArgs := app.ArgsUsage == ""
-		app.Action = func(c *cli.Context) (err error) {
+	// The actions of the app and of its verbs: usage errors for stray
+	// arguments, a panic as exit 1, and stdout opened once they run.
+	guard := func(action cli.ActionFunc, checkArgs bool) cli.ActionFunc {
+		return func(c *cli.Context) (err error) {
 			// A bug is an error, exit 1: a panic's own exit status, 2,
 			// would read as "not now, retry later".
 			defer func() {
@@ -114,6 +115,15 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 			return action(c)
 		}
 	}
+	if app.Action != nil {
+		app.Action = guard(app.Action, app.ArgsUsage == "")
+	}
+	for _, c := range app.Commands {
+		if c.Action != nil {
+			c.Action = guard(c.Action, c.ArgsUsage == "")
+		}
+	}
+	args = interspersed(app, args)
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		err = out.open()

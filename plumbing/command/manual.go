@@ -5,6 +5,8 @@ import (
 	"go/doc/comment"
 	"go/parser"
 	"go/token"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -34,6 +36,13 @@ type Tool struct {
 	// (paths from the repository's root), e.g. the tool's ClusterRole.
 	// --help does not name them: a user of the binary does not have them.
 	Files []File
+	// Commands are the tool's verbs (e.g. kubectl-maint drain), for a tool
+	// that has them. Each has its Usage (one line), UsageText (its
+	// synopsis lines), Description, Flags and Action; --help lists them,
+	// "TOOL VERB --help" is the verb's own help in the same layout, and
+	// the manual page has a section for each. Flags may also follow a
+	// verb's arguments ("drain node-1 --wait"), as in kubectl.
+	Commands []*cli.Command
 }
 
 // File is a file of the repository and what it is.
@@ -79,8 +88,19 @@ func (t Tool) App() *cli.App {
 		HideHelpCommand:        true,
 		UseShortOptionHandling: true,
 		EnableBashCompletion:   true,
-		Commands:               []*cli.Command{completionCommand(t.Name), manualCommand()},
+		Commands:               append(slices.Clone(t.Commands), completionCommand(t.Name), manualCommand()),
 		Metadata:               map[string]any{manualKey: t},
+	}
+	for _, c := range t.Commands {
+		if c.HelpName == "" {
+			c.HelpName = t.Name + " " + c.Name
+		}
+		if !slices.ContainsFunc(c.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "help") }) {
+			c.Flags = append(c.Flags, cli.HelpFlag)
+		}
+		// The template is the help text itself, as a quoted string:
+		// urfave/cli renders a command's help from its template alone.
+		c.CustomHelpTemplate = "{{" + strconv.Quote(CommandHelp(t, c)) + "}}"
 	}
 	// urfave/cli renders the template through a tabwriter; the text has
 	// no tabs, so it passes through unchanged.
@@ -131,14 +151,70 @@ func Help(app *cli.App) string {
 			fmt.Fprintf(&b, "  # %s\n  %s\n", e.Comment, e.Command)
 		}
 	}
+	if len(t.Commands) > 0 {
+		b.WriteString("\nCommands:\n")
+		b.WriteString(commandList(t, "  "))
+	}
 	b.WriteString("\nExit codes:\n")
 	for _, e := range t.exitCodes() {
 		fmt.Fprintf(&b, "  %d  %s\n", e.Code, e.Meaning)
 	}
 	b.WriteString("\nOptions:\n")
-	b.WriteString(options(app, "  "))
+	b.WriteString(options(app.VisibleFlags(), "  "))
+	if len(t.Commands) > 0 {
+		fmt.Fprintf(&b, "\n%s VERB --help shows a verb's own options.\n", t.Name)
+	}
 	fmt.Fprintf(&b, "\nManual: %s in the sentinel repository.\n", DocsPath(t.Name))
 	return b.String()
+}
+
+// CommandHelp is the text of "TOOL VERB --help": the verb's summary,
+// synopsis, description and options in the tool's layout.
+func CommandHelp(t Tool, c *cli.Command) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s - %s\n\nUsage:\n", t.Name, c.Name, c.Usage)
+	for line := range strings.Lines(commandSynopsis(t, c)) {
+		fmt.Fprintf(&b, "  %s", line)
+	}
+	if d := strings.TrimSpace(c.Description); d != "" {
+		b.WriteString("\n" + commentText(d))
+	}
+	b.WriteString("\nOptions:\n")
+	b.WriteString(options(visible(c.Flags), "  "))
+	fmt.Fprintf(&b, "\nManual: %s in the sentinel repository.\n", DocsPath(t.Name))
+	return b.String()
+}
+
+// commandSynopsis is c's usage lines, each ending in a newline.
+func commandSynopsis(t Tool, c *cli.Command) string {
+	s := strings.TrimSpace(c.UsageText)
+	if s == "" {
+		s = t.Name + " " + c.Name + " [options]"
+	}
+	return s + "\n"
+}
+
+// commandList lists the visible commands with their summaries, aligned.
+func commandList(t Tool, indent string) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	for _, c := range t.Commands {
+		if !c.Hidden {
+			fmt.Fprintf(tw, "%s%s\t%s\n", indent, c.Name, c.Usage)
+		}
+	}
+	tw.Flush()
+	return b.String()
+}
+
+func visible(flags []cli.Flag) []cli.Flag {
+	var out []cli.Flag
+	for _, f := range flags {
+		if v, ok := f.(cli.VisibleFlag); !ok || v.IsVisible() {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Markdown is app's manual page: the same parts as --help, as Markdown.
@@ -168,7 +244,20 @@ func Markdown(app *cli.App) string {
 	for _, e := range t.exitCodes() {
 		fmt.Fprintf(&b, "| %d | %s |\n", e.Code, strings.ReplaceAll(e.Meaning, "|", `\|`))
 	}
-	b.WriteString("\n## Options\n\n```\n" + options(app, "") + "```\n")
+	if len(t.Commands) > 0 {
+		b.WriteString("\n## Commands\n\n```\n" + commandList(t, "") + "```\n")
+		for _, c := range t.Commands {
+			if c.Hidden {
+				continue
+			}
+			fmt.Fprintf(&b, "\n### %s %s\n\n%s\n\n```sh\n%s```\n", t.Name, c.Name, c.Usage, commandSynopsis(t, c))
+			if d := strings.TrimSpace(c.Description); d != "" {
+				b.WriteString("\n" + commentMarkdown(d))
+			}
+			b.WriteString("\n```\n" + options(visible(c.Flags), "") + "```\n")
+		}
+	}
+	b.WriteString("\n## Options\n\n```\n" + options(app.VisibleFlags(), "") + "```\n")
 	if len(t.Files) > 0 {
 		b.WriteString("\n## Files\n\n")
 		for _, f := range t.Files {
@@ -178,11 +267,11 @@ func Markdown(app *cli.App) string {
 	return b.String()
 }
 
-// options lists app's visible flags, one a line, aligned.
-func options(app *cli.App, indent string) string {
+// options lists flags, one a line, aligned.
+func options(flags []cli.Flag, indent string) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-	for _, f := range app.VisibleFlags() {
+	for _, f := range flags {
 		fmt.Fprintln(tw, indent+cli.FlagStringer(f))
 	}
 	tw.Flush()
@@ -201,8 +290,12 @@ func docComment(src string) string {
 	return f.Doc.Text()
 }
 
-func docText(src string) string {
-	text := docComment(src)
+func docText(src string) string { return commentText(docComment(src)) }
+
+func docMarkdown(src string) string { return commentMarkdown(docComment(src)) }
+
+// commentText is doc comment text (go/doc/comment syntax) as plain text.
+func commentText(text string) string {
 	if text == "" {
 		return ""
 	}
@@ -210,8 +303,8 @@ func docText(src string) string {
 	return string(p.Text(new(comment.Parser).Parse(text)))
 }
 
-func docMarkdown(src string) string {
-	text := docComment(src)
+// commentMarkdown is doc comment text as Markdown.
+func commentMarkdown(text string) string {
 	if text == "" {
 		return ""
 	}

@@ -3,7 +3,9 @@ package command
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,4 +145,137 @@ func TestVersionOf(t *testing.T) {
 			}
 		})
 	}
+}
+
+func verbApp(got *[]string) *cli.App {
+	return Tool{
+		Name:     "verb-test",
+		Summary:  "test verbs",
+		Synopsis: []string{"verb-test go NAME [--fast] [--speed N]"},
+		Commands: []*cli.Command{{
+			Name:        "go",
+			Usage:       "go somewhere",
+			UsageText:   "verb-test go NAME [--fast] [--speed N]",
+			Description: "Go goes to NAME.\n\nIt never stops.",
+			ArgsUsage:   "NAME",
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "fast", Usage: "go fast"},
+				&cli.IntFlag{Name: "speed", Usage: "at `N` km/h"},
+			},
+			Action: func(c *cli.Context) error {
+				*got = append([]string{fmt.Sprint(c.Bool("fast")), fmt.Sprint(c.Int("speed"))}, c.Args().Slice()...)
+				fmt.Fprintln(c.App.Writer, "went")
+				return exitcode.Errorf(exitcode.Blocked, "stopped")
+			},
+		}},
+	}.App()
+}
+
+// TestVerbs: a verb's flags may follow its arguments, its output is not held
+// back when it fails, and its --help has the tool's layout.
+func TestVerbs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"go", "home"}, []string{"false", "0", "home"}},
+		{[]string{"go", "home", "--fast", "--speed", "7"}, []string{"true", "7", "home"}},
+		{[]string{"go", "--speed=3", "home", "--fast"}, []string{"true", "3", "home"}},
+		{[]string{"go", "home", "--", "--fast"}, []string{"false", "0", "home", "--fast"}},
+	} {
+		var got []string
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), verbApp(&got), append([]string{"verb-test"}, tc.args...), nil, &stdout, &stderr)
+		if code != 3 || stdout.String() != "went\n" || stderr.String() != "verb-test: stopped\n" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 3, went, stopped", tc.args, code, stdout.String(), stderr.String())
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%v: (-want +got):\n%s", tc.args, diff)
+		}
+	}
+	var got []string
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), verbApp(&got), []string{"verb-test", "go", "--help"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("go --help: exit %d, %s", code, stderr.String())
+	}
+	want := `verb-test go - go somewhere
+
+Usage:
+  verb-test go NAME [--fast] [--speed N]
+
+Go goes to NAME.
+
+It never stops.
+
+Options:
+  --fast      go fast (default: false)
+  --speed N   at N km/h (default: 0)
+  --help, -h  show help
+
+Manual: docs/tools/verb-test.md in the sentinel repository.
+`
+	if diff := cmp.Diff(want, stdout.String()); diff != "" {
+		t.Errorf("go --help (-want +got):\n%s", diff)
+	}
+	stdout.Reset()
+	Run(context.Background(), verbApp(&got), []string{"verb-test", "--help"}, nil, &stdout, &stderr)
+	for _, part := range []string{"\nCommands:\n  go  go somewhere\n", "verb-test VERB --help shows a verb's own options."} {
+		if !strings.Contains(stdout.String(), part) {
+			t.Errorf("--help lacks %q:\n%s", part, stdout.String())
+		}
+	}
+	stdout.Reset()
+	Run(context.Background(), verbApp(&got), []string{"verb-test", "manual"}, nil, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "\n### verb-test go\n\ngo somewhere\n\n```sh\nverb-test go NAME [--fast] [--speed N]\n```\n") {
+		t.Errorf("manual lacks the verb's section:\n%s", stdout.String())
+	}
+}
+
+// FuzzInterspersed: the arguments are only reordered, the verb's
+// arguments keep their order, and the completion flag stays last.
+func FuzzInterspersed(f *testing.F) {
+	f.Add("go\x00home\x00--fast\x00--speed\x007")
+	f.Add("go\x00--\x00--fast\x00x")
+	f.Add("--help\x00go\x00a\x00--speed")
+	f.Add("go\x00a\x00--generate-bash-completion")
+	f.Fuzz(func(t *testing.T, joined string) {
+		var got []string
+		app := verbApp(&got)
+		args := append([]string{"verb-test"}, strings.Split(joined, "\x00")...)
+		out := interspersed(app, slices.Clone(args))
+		a, b := slices.Clone(args), slices.Clone(out)
+		slices.Sort(a)
+		slices.Sort(b)
+		if !slices.Equal(a, b) {
+			t.Fatalf("%q became %q: not a reordering", args, out)
+		}
+		if args[len(args)-1] == completionFlag && out[len(out)-1] != completionFlag {
+			t.Fatalf("%q became %q: the completion flag moved", args, out)
+		}
+		// The verb's arguments: neither flags nor the values of flags
+		// that take one, and everything after "--".
+		positional := func(s []string) []string {
+			i := slices.Index(s, "go")
+			if i < 0 {
+				return nil
+			}
+			var p []string
+			for i++; i < len(s); i++ {
+				switch {
+				case s[i] == "--":
+					return append(p, s[i+1:]...)
+				case isFlag(s[i]):
+					if takesValue(app.Command("go").Flags, s[i]) {
+						i++
+					}
+				default:
+					p = append(p, s[i])
+				}
+			}
+			return p
+		}
+		if slices.Index(args, "go") == slices.Index(out, "go") && !slices.Equal(positional(args), positional(out)) {
+			t.Fatalf("%q became %q: arguments %q, then %q", args, out, positional(args), positional(out))
+		}
+	})
 }

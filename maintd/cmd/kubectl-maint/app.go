@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+	"sigs.k8s.io/yaml"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/plumbing/command"
+	"github.com/sentinel-go/sentinel/plumbing/document"
+	"github.com/sentinel-go/sentinel/plumbing/exitcode"
+	"github.com/sentinel-go/sentinel/plumbing/kubeflags"
+)
+
+func app() *cli.App {
+	return command.Tool{
+		Name:    name,
+		Summary: "drain a node through maintd, and watch it happen (kubectl maint)",
+		Synopsis: []string{
+			"kubectl maint drain NODE (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]",
+			"                         [--reason TEXT] [--name PLAN] [--dry-run] [--wait|--no-wait] [--timeout D] [-o json|yaml]",
+			"kubectl maint uncordon NODE [--keep] [--timeout D] [-o json|yaml]",
+			"kubectl maint status [NODE|PLAN] [-w] [-o json|yaml]",
+			"kubectl maint preflight NODE [--workloads ...|--all-workloads] [--accept RISK]... [-o table|json|yaml]",
+		},
+		Doc: doc,
+		Examples: []command.Example{
+			{Comment: "Drain node-1, letting every workload's pods go, and watch it live", Command: "kubectl maint drain node-1 --all-workloads --reason 'kernel 6.12 (change-4712)'"},
+			{Comment: "Only the web shop's Deployment may move; accept that its volume re-attaches", Command: "kubectl maint drain node-1 --workloads deployment/shop/web --accept rwo-reattach --deadline 30m"},
+			{Comment: "What would a drain of node-1 do? The preflight, in-process, and a dry run by maintd", Command: "kubectl maint preflight node-1 && kubectl maint drain node-1 --all-workloads --dry-run"},
+			{Comment: "Start the drain and return; follow it later", Command: "kubectl maint drain node-1 --all-workloads --no-wait && kubectl maint status -w node-1"},
+			{Comment: "The work is done: uncordon node-1 and delete its plan", Command: "kubectl maint uncordon node-1"},
+			{Comment: "Every plan on one screen, then one in detail", Command: "kubectl maint status && kubectl maint status node-1"},
+		},
+		ExitCodes: []command.ExitCode{
+			{Code: exitcode.OK, Meaning: "drained (drain, status -w), completed (uncordon), low risk (preflight), shown (status)"},
+			{Code: exitcode.Error, Meaning: "bad flags or arguments, an unknown node, no cluster, the CRD missing: nothing written, nothing on stdout"},
+			{Code: exitcode.NotNow, Meaning: "still waiting when --timeout ended or at Ctrl-C (the plan goes on); medium risk (preflight)"},
+			{Code: exitcode.Blocked, Meaning: "the plan is Blocked or Failed, the reason on stderr; high risk or a plan that would block (preflight)"},
+		},
+		Files: []command.File{
+			{Path: "docs/maintd.md", What: "maintd in a cluster: install, privileges, metrics, alerts, events"},
+			{Path: "maintd/cmd/kubectl-maint/kubectl_complete-maint", What: "kubectl's plugin completion (kubectl maint <TAB>), installed next to kubectl-maint by make build"},
+		},
+		Commands: []*cli.Command{drainCommand(), uncordonCommand(), statusCommand(), preflightCommand(), completeCommand()},
+	}.App()
+}
+
+// withKube adds the cluster connection flags to a verb's own.
+func withKube(flags ...cli.Flag) []cli.Flag { return append(flags, kubeflags.Flags()...) }
+
+var (
+	outputFlag  = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "print the plan as `FORMAT` on stdout at the end: json or yaml (default: one line)"}
+	timeoutFlag = &cli.DurationFlag{Name: "timeout", Usage: "stop watching after `DURATION` with exit 2, the plan going on; 0: at the outcome"}
+)
+
+// outputFormat reads -o: "" (a line for people), json or yaml.
+func outputFormat(c *cli.Context) (document.Format, error) {
+	if !c.IsSet("output") {
+		return "", nil
+	}
+	f, err := document.ParseFormat(c.String("output"), document.JSON, document.YAML)
+	if err != nil {
+		return "", command.Usage("%v", err)
+	}
+	return f, nil
+}
+
+// writePlan prints p as JSON or YAML, with its apiVersion and kind,
+// without managedFields.
+func writePlan(w io.Writer, f document.Format, p *api.MaintenancePlan) error {
+	return encode(w, f, printable(p))
+}
+
+func printable(p *api.MaintenancePlan) *api.MaintenancePlan {
+	p = p.DeepCopy()
+	p.APIVersion, p.Kind = api.SchemeGroupVersion.String(), "MaintenancePlan"
+	p.ManagedFields = nil
+	return p
+}
+
+// encode writes v as indented JSON or YAML.
+func encode(w io.Writer, f document.Format, v any) error {
+	var b []byte
+	var err error
+	if f == document.YAML {
+		b, err = yaml.Marshal(v)
+	} else {
+		b, err = json.MarshalIndent(v, "", "  ")
+		b = append(b, '\n')
+	}
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// args checks that the verb got between lo and hi arguments, naming them.
+func args(c *cli.Context, lo, hi int, what string) error {
+	switch n := c.NArg(); {
+	case n < lo:
+		return command.Usage("%s: missing %s", c.Command.Name, what)
+	case n > hi:
+		return command.Usage("%s: unexpected argument %q", c.Command.Name, c.Args().Get(hi))
+	}
+	return nil
+}
+
+// live reports whether w is a terminal that can redraw: not TERM=dumb.
+func live(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	t := os.Getenv("TERM")
+	return ok && term.IsTerminal(int(f.Fd())) && t != "" && t != "dumb"
+}
+
+// width is w's width in columns (80 when it cannot tell).
+func width(w io.Writer) func() int {
+	return func() int {
+		if f, ok := w.(*os.File); ok {
+			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+				return cols
+			}
+		}
+		return 80
+	}
+}
+
+// tick calls f every second until stop is closed.
+func tick(stop <-chan struct{}, f func()) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}
+
+var timeNow = time.Now

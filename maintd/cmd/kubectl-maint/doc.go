@@ -1,0 +1,27 @@
+// Kubectl-maint is maintd's front door, the kubectl plugin "kubectl maint":
+// one command drains a node through a MaintenancePlan and shows it
+// happening, as kubectl drain and kubectl rollout status do.
+//
+// kubectl finds kubectl-maint on PATH and runs it as "kubectl maint"; make
+// build puts it, and kubectl_complete-maint (kubectl's plugin completion,
+// so that "kubectl maint <TAB>" completes verbs, flags, node and plan
+// names), in bin/. maintd must run in the cluster (or beside it) to do the
+// work: kubectl-maint only creates, follows, releases and shows plans.
+//
+// Verbs:
+//
+//	drain      create a plan for NODE and follow it until Drained, Blocked or Failed
+//	uncordon   release NODE's plan, follow it to Completed, delete it
+//	status     every plan on one screen, or one in detail; -w follows it
+//	preflight  what a plan for NODE would do, judged now, writing nothing
+//
+// "kubectl maint VERB --help" shows each verb's options. Flags may follow
+// the verb's arguments. Progress goes to stderr: the steps of the plan's
+// status.history as lines and, when stderr is a terminal (not TERM=dumb)
+// and there is no -o, a live view redrawn below them. stdout gets the
+// answer: a line, or the plan with -o json|yaml.
+//
+// Shell completion: source <(kubectl-maint completion bash) (or zsh)
+// completes kubectl-maint; with kubectl_complete-maint on PATH, kubectl's
+// own completion completes "kubectl maint".
+package main

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/follow"
+	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/plan"
+	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/view"
+	"github.com/sentinel-go/sentinel/plumbing/command"
+	"github.com/sentinel-go/sentinel/plumbing/document"
+	"github.com/sentinel-go/sentinel/plumbing/exitcode"
+)
+
+func drainCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "drain",
+		Usage: "create a MaintenancePlan for NODE and follow it until Drained, Blocked or Failed",
+		UsageText: `kubectl maint drain NODE (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]
+                         [--reason TEXT] [--name PLAN] [--dry-run] [--wait|--no-wait] [--timeout D] [-o json|yaml]`,
+		Description: `Drain creates a MaintenancePlan for NODE, named NODE-<random> (or --name),
+labelled maintenance.sentinel.dev/created-by with the user the API server
+knows you as, and app.kubernetes.io/managed-by=kubectl-maint. maintd does
+the work: cordon, evictions under the PodDisruptionBudgets, Drained.
+Drain refuses, writing nothing, when the node does not exist or already has
+a plan that is not Completed.
+
+It then follows the plan (a watch, not polling) and prints each step of
+status.history as it happens, on stderr. On a terminal it also shows a live
+view below the steps: the phase, a progress bar of pods evicted of total,
+the current wait and its cause, and the ETA of the plan's forecast. Piped,
+with TERM=dumb, or with -o, only the lines are printed. At the end stdout
+gets one line, "maintenanceplan/NAME PHASE", or with -o the plan.
+
+Exit code: 0 Drained; 3 Blocked or Failed (the reason on stderr; the
+plan stays, and maintd goes on if its cause goes away); 2 still waiting
+when --timeout ends. Ctrl-C stops watching and leaves the plan running;
+"kubectl maint status -w PLAN" watches it again.
+
+--dry-run creates the plan with spec.dryRun: maintd runs the checks and a
+server-side dry run of each eviction, writing nothing but the plan's
+status; drain prints each pod's verdict, deletes the plan, and exits 0
+when every eviction would be accepted now, 2 when a budget refuses one now,
+3 when the plan is blocked or an eviction is refused for good.`,
+		ArgsUsage: "NODE",
+		Flags: withKube(
+			&cli.StringSliceFlag{Name: "workloads", Usage: "the workloads whose pods may be evicted: `KIND/NAMESPACE/NAME`, comma-separated or repeated (kind: deployment, statefulset, replicaset, job)"},
+			&cli.BoolFlag{Name: "all-workloads", Usage: "every pod a controller owns may be evicted (DaemonSet, mirror and finished pods stay)"},
+			&cli.StringSliceFlag{Name: "accept", Usage: "accept the high-risk finding `RISK` (a k8s-analyze code, e.g. rwo-reattach); repeatable"},
+			&cli.StringFlag{Name: "deadline", Usage: "fail the drain if it is not Drained `DURATION` after the cordon (default: 1h)"},
+			&cli.StringFlag{Name: "reason", Usage: "why, shown in the plan and on the node (`TEXT`, e.g. a change ticket)"},
+			&cli.StringFlag{Name: "name", Usage: "the plan's `NAME` (default: NODE-<random>)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "maintd checks and dry-runs each eviction; nothing but the plan is written, and it is deleted at the end"},
+			&cli.BoolFlag{Name: "wait", Value: true, Usage: "follow the plan until its outcome"},
+			&cli.BoolFlag{Name: "no-wait", Usage: "create the plan and return (as --wait=false)"},
+			timeoutFlag,
+			outputFlag,
+		),
+		Action:       drainAction,
+		BashComplete: complete(nodeNames),
+	}
+}
+
+func drainAction(c *cli.Context) error {
+	if err := args(c, 1, 1, "NODE"); err != nil {
+		return err
+	}
+	req, err := drainRequest(c)
+	if err != nil {
+		return err
+	}
+	format, err := outputFormat(c)
+	if err != nil {
+		return err
+	}
+	wait := c.Bool("wait") && !c.Bool("no-wait")
+	switch {
+	case c.IsSet("wait") && c.Bool("wait") && c.Bool("no-wait"):
+		return command.Usage("--wait and --no-wait: choose one")
+	case c.Duration("timeout") < 0:
+		return command.Usage("--timeout must not be negative, not %s", c.Duration("timeout"))
+	case !wait && req.DryRun:
+		return command.Usage("--dry-run waits for maintd's verdicts: it does not go with --no-wait")
+	}
+	cl, err := newClients(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Context
+	if _, err := cl.core.Nodes().Get(ctx, req.Node, metav1.GetOptions{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("node %q not found", req.Node)
+		}
+		return fmt.Errorf("read node %s: %w", req.Node, err)
+	}
+	list, err := cl.plans.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return listError(err)
+	}
+	for _, p := range plan.OfNode(list.Items, req.Node) {
+		if plan.Live(p) {
+			return fmt.Errorf("node %s already has plan %s (%s/%s): watch it with \"kubectl maint status -w %s\", or finish it with \"kubectl maint uncordon %s\"",
+				req.Node, p.Name, orDash(string(p.Status.Phase)), orDash(string(p.Status.Reason)), p.Name, req.Node)
+		}
+	}
+	created, err := cl.plans.Create(ctx, plan.New(req, cl.whoami(c)), metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create plan for node %s: %w", req.Node, err)
+	}
+	stderr := c.App.ErrWriter
+	fmt.Fprintf(stderr, "maintenanceplan/%s created for node %s\n", created.Name, req.Node)
+	if !wait {
+		return finish(c, format, created, exitcode.OK)
+	}
+	goal := follow.Drained
+	if req.DryRun {
+		goal = follow.DryRun
+	}
+	p, code, err := watch(c, cl, created, goal, format == "", false)
+	if err != nil {
+		return err
+	}
+	if req.DryRun {
+		for _, v := range p.Status.DryRun {
+			fmt.Fprintf(stderr, "dry run: pod %s/%s: %s %s\n", v.Namespace, v.Name, v.Outcome, v.Message)
+		}
+		// Deleted even when the view was stopped: a dry run leaves nothing.
+		if err := cl.plans.Delete(context.WithoutCancel(ctx), p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}); err != nil && !apierrors.IsNotFound(err) {
+			fmt.Fprintf(stderr, "%s: delete the dry run's plan %s: %v\n", name, p.Name, err)
+		}
+	}
+	return finish(c, format, p, code)
+}
+
+// drainRequest reads drain's (and preflight's) flags and NODE.
+func drainRequest(c *cli.Context) (plan.Request, error) {
+	req := plan.Request{Node: c.Args().First(), Name: c.String("name"), Reason: c.String("reason"), AllWorkloads: c.Bool("all-workloads"), DryRun: c.Bool("dry-run")}
+	if err := plan.ValidName("node", req.Node); err != nil {
+		return req, command.Usage("%v", err)
+	}
+	if c.IsSet("name") {
+		if err := plan.ValidName("--name", req.Name); err != nil {
+			return req, command.Usage("%v", err)
+		}
+	}
+	var err error
+	if req.Workloads, err = plan.ParseWorkloads(c.StringSlice("workloads")); err != nil {
+		return req, command.Usage("%v", err)
+	}
+	if req.Accept, err = plan.ParseAccept(c.StringSlice("accept")); err != nil {
+		return req, command.Usage("%v", err)
+	}
+	if c.IsSet("deadline") {
+		if req.Deadline, err = plan.ParseDeadline(c.String("deadline")); err != nil {
+			return req, command.Usage("%v", err)
+		}
+	}
+	switch {
+	case len(req.Workloads) > 0 && req.AllWorkloads:
+		return req, command.Usage("--workloads and --all-workloads: choose one")
+	case len(req.Workloads) == 0 && !req.AllWorkloads && c.Command.Name == "drain":
+		return req, command.Usage("which pods may be evicted? give --workloads KIND/NAMESPACE/NAME,... or --all-workloads")
+	}
+	return req, nil
+}
+
+// watch follows plan p to goal, showing its steps (and on a terminal the
+// live view) on stderr, and returns it with the exit code of its outcome;
+// from p's present on with fresh, else from the first step of its
+// history. --timeout or Ctrl-C end the watch with exit 2, saying how to
+// resume.
+func watch(c *cli.Context, cl *clients, p *api.MaintenancePlan, goal follow.Goal, mayLive, fresh bool) (*api.MaintenancePlan, exitcode.Code, error) {
+	stderr := c.App.ErrWriter
+	pr := view.NewPrinter(stderr, mayLive && live(stderr), width(stderr), timeNow)
+	if fresh {
+		pr.Seen(p)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go tick(stop, pr.Tick)
+	ctx := c.Context
+	if d := c.Duration("timeout"); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	var code exitcode.Code
+	last, err := follow.Watch(ctx, cl.plans, p.Name, func(p *api.MaintenancePlan) (bool, error) {
+		pr.Update(p)
+		var done bool
+		done, code = follow.Outcome(p, goal)
+		return done, nil
+	})
+	pr.Close()
+	switch {
+	case err == nil:
+		return last, code, nil
+	case errors.Is(err, follow.ErrDeleted):
+		return nil, 0, fmt.Errorf("plan %s was deleted while it was watched", p.Name)
+	case c.Context.Err() != nil:
+		return nil, 0, exitcode.Errorf(exitcode.NotNow, "stopped watching; plan %s goes on: \"kubectl maint status -w %s\" watches it again", p.Name, p.Name)
+	case ctx.Err() != nil:
+		return nil, 0, exitcode.Errorf(exitcode.NotNow, "still waiting after --timeout %s (%s); plan %s goes on: \"kubectl maint status -w %s\" watches it again",
+			c.Duration("timeout"), phaseOf(last), p.Name, p.Name)
+	}
+	return nil, 0, fmt.Errorf("watch plan %s: %w", p.Name, err)
+}
+
+// finish prints the outcome: the plan with -o, else one line on stdout;
+// for exit 3 the reason also on stderr.
+func finish(c *cli.Context, format document.Format, p *api.MaintenancePlan, code exitcode.Code) error {
+	if format != "" {
+		if err := writePlan(c.App.Writer, format, p); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(c.App.Writer, "maintenanceplan/%s %s\n", p.Name, strings.ToLower(orDash(string(p.Status.Phase))))
+	}
+	if code == exitcode.Blocked {
+		return exitcode.Errorf(code, "plan %s is %s: %s", p.Name, phaseOf(p), p.Status.Message)
+	}
+	return exitcode.Status(code)
+}
+
+func phaseOf(p *api.MaintenancePlan) string {
+	if p == nil {
+		return "not seen"
+	}
+	return orDash(string(p.Status.Phase)) + "/" + orDash(string(p.Status.Reason))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// listError explains a failed list of plans: without the CRD, maintd is
+// not installed.
+func listError(err error) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("the MaintenancePlan API is not installed (kubectl apply -f maintd/deploy/crd.yaml, then run maintd): %w", err)
+	}
+	return fmt.Errorf("list plans: %w", err)
+}

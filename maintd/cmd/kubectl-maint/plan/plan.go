@@ -1,0 +1,204 @@
+// Package plan turns what a person types (kubectl maint drain NODE
+// --workloads ... --accept ... --deadline ...) into a MaintenancePlan, and
+// finds the plans of a node. Parsing is strict: a bad value is an error
+// that names the flag and what is wrong, before anything is written.
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+)
+
+// Labels and annotations kubectl-maint puts on the plans it creates.
+const (
+	// CreatedByLabel is who created the plan (the API server's name for
+	// the user, made a label value); CreatedByAnnotation is the name as
+	// it is.
+	CreatedByLabel      = "maintenance.sentinel.dev/created-by"
+	CreatedByAnnotation = "maintenance.sentinel.dev/created-by"
+	// ManagedByLabel is app.kubernetes.io/managed-by: kubectl-maint.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedBy      = "kubectl-maint"
+)
+
+// Request is a drain as a person asks for it.
+type Request struct {
+	Node string
+	// Name of the plan; empty: NODE-<random>, made by the API server.
+	Name         string
+	Reason       string
+	Workloads    []api.WorkloadRef
+	AllWorkloads bool
+	Accept       []string
+	// Deadline; 0 is the CRD's default (1h).
+	Deadline time.Duration
+	DryRun   bool
+}
+
+// New is the plan of r, created by user (as the API server names them).
+func New(r Request, user string) *api.MaintenancePlan {
+	p := &api.MaintenancePlan{
+		TypeMeta: metav1.TypeMeta{APIVersion: api.SchemeGroupVersion.String(), Kind: "MaintenancePlan"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        r.Name,
+			Labels:      map[string]string{CreatedByLabel: LabelValue(user), ManagedByLabel: ManagedBy},
+			Annotations: map[string]string{CreatedByAnnotation: user},
+		},
+		Spec: api.MaintenancePlanSpec{
+			NodeName:          r.Node,
+			Reason:            r.Reason,
+			Workloads:         r.Workloads,
+			AllowAllWorkloads: r.AllWorkloads,
+			AcceptedRisks:     r.Accept,
+			DryRun:            r.DryRun,
+		},
+	}
+	if r.Name == "" {
+		p.GenerateName = r.Node + "-"
+	}
+	if r.Deadline > 0 {
+		p.Spec.Deadline = &metav1.Duration{Duration: r.Deadline}
+	}
+	return p
+}
+
+// LabelValue makes a user name a label value: characters a label value
+// may not hold become "_", at most 63, starting and ending with a letter
+// or digit; "unknown" when nothing is left.
+func LabelValue(user string) string {
+	b := []byte(user)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	s := string(b[:min(len(b), validation.LabelValueMaxLength)])
+	s = strings.TrimFunc(s, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') })
+	return cmp.Or(s, "unknown")
+}
+
+// kinds are the workload kinds a plan may name, by the names kubectl
+// knows them by.
+var kinds = map[string]string{
+	"deployment": "Deployment", "deployments": "Deployment", "deploy": "Deployment", "deployment.apps": "Deployment",
+	"statefulset": "StatefulSet", "statefulsets": "StatefulSet", "sts": "StatefulSet", "statefulset.apps": "StatefulSet",
+	"replicaset": "ReplicaSet", "replicasets": "ReplicaSet", "rs": "ReplicaSet", "replicaset.apps": "ReplicaSet",
+	"job": "Job", "jobs": "Job", "job.batch": "Job",
+}
+
+// ParseWorkloads reads --workloads values: each a comma-separated list of
+// KIND/NAMESPACE/NAME (kind as kubectl spells it: deployment, deploy, sts,
+// rs, job, ...). Duplicates are dropped.
+func ParseWorkloads(values []string) ([]api.WorkloadRef, error) {
+	var out []api.WorkloadRef
+	for _, v := range values {
+		for item := range strings.SplitSeq(v, ",") {
+			item = strings.TrimSpace(item)
+			parts := strings.Split(item, "/")
+			if len(parts) != 3 {
+				return nil, fmt.Errorf("invalid --workloads %q: want KIND/NAMESPACE/NAME, e.g. deployment/shop/web", item)
+			}
+			kind, ok := kinds[strings.ToLower(parts[0])]
+			if !ok {
+				return nil, fmt.Errorf("invalid --workloads %q: unknown kind %q: want deployment, statefulset, replicaset or job", item, parts[0])
+			}
+			if errs := validation.IsDNS1123Label(parts[1]); len(errs) > 0 {
+				return nil, fmt.Errorf("invalid --workloads %q: namespace %q: %s", item, parts[1], errs[0])
+			}
+			if errs := validation.IsDNS1123Subdomain(parts[2]); len(errs) > 0 {
+				return nil, fmt.Errorf("invalid --workloads %q: name %q: %s", item, parts[2], errs[0])
+			}
+			ref := api.WorkloadRef{Kind: kind, Namespace: parts[1], Name: parts[2]}
+			if !slices.Contains(out, ref) {
+				out = append(out, ref)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ParseAccept reads --accept values: k8s-analyze finding codes of High
+// severity, the only ones that block a plan. Duplicates are dropped.
+func ParseAccept(values []string) ([]string, error) {
+	high := map[string]bool{}
+	var codes []string
+	for _, c := range analyze.Checks() {
+		if c.Severity == analyze.High {
+			high[string(c.Code)] = true
+			codes = append(codes, string(c.Code))
+		}
+	}
+	var out []string
+	for _, v := range values {
+		for code := range strings.SplitSeq(v, ",") {
+			code = strings.TrimSpace(code)
+			if !high[code] {
+				return nil, fmt.Errorf("invalid --accept %q: not a high-risk finding code; these are: %s", code, strings.Join(codes, ", "))
+			}
+			if !slices.Contains(out, code) {
+				out = append(out, code)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ParseDeadline reads --deadline: a positive Go duration (90m, 1h30m).
+func ParseDeadline(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid --deadline %q: a duration such as 90m or 2h", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("invalid --deadline %q: must be positive", s)
+	}
+	return d, nil
+}
+
+// ValidName checks a node's or plan's name (flag or argument what).
+func ValidName(what, name string) error {
+	if name == "" {
+		return fmt.Errorf("%s: a name is needed", what)
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("invalid %s %q: %s", what, name, errs[0])
+	}
+	return nil
+}
+
+// Live reports whether p is still at work on its node or holds it: any
+// plan that exists and is not Completed (a Failed plan keeps its cordon
+// until it is deleted).
+func Live(p *api.MaintenancePlan) bool {
+	return p.DeletionTimestamp == nil && p.Status.Phase != api.Completed
+}
+
+// OfNode are the plans of node among plans, the live ones first, each
+// group newest first.
+func OfNode(plans []api.MaintenancePlan, node string) []*api.MaintenancePlan {
+	var out []*api.MaintenancePlan
+	for i := range plans {
+		if plans[i].Spec.NodeName == node {
+			out = append(out, &plans[i])
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *api.MaintenancePlan) int {
+		if la, lb := Live(a), Live(b); la != lb {
+			if la {
+				return -1
+			}
+			return 1
+		}
+		return b.CreationTimestamp.Compare(a.CreationTimestamp.Time)
+	})
+	return out
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/follow"
+	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/plan"
+	"github.com/sentinel-go/sentinel/plumbing/command"
+	"github.com/sentinel-go/sentinel/plumbing/exitcode"
+)
+
+func uncordonCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "uncordon",
+		Usage:     "release NODE's plan: maintd uncordons the node, the plan completes and is deleted",
+		UsageText: "kubectl maint uncordon NODE [--keep] [--timeout D] [-o json|yaml]",
+		Description: `Uncordon sets spec.release on the plan of NODE that is not Completed (one
+guarded write: a merge patch carrying the resourceVersion read), follows it
+to Completed, printing its steps on stderr, then deletes it and waits until
+it is gone; --keep keeps it. maintd lifts only its own cordon: a node
+cordoned by someone else stays as it is. A plan released before it cordoned
+the node completes at once.
+
+Exit code: 0 Completed (and deleted); 3 Blocked or Failed; 2 still waiting
+when --timeout ends; 1 when NODE has no plan to release.`,
+		ArgsUsage: "NODE",
+		Flags: withKube(
+			&cli.BoolFlag{Name: "keep", Usage: "keep the Completed plan instead of deleting it"},
+			timeoutFlag,
+			outputFlag,
+		),
+		Action:       uncordonAction,
+		BashComplete: complete(planNodes),
+	}
+}
+
+func uncordonAction(c *cli.Context) error {
+	if err := args(c, 1, 1, "NODE"); err != nil {
+		return err
+	}
+	node := c.Args().First()
+	if err := plan.ValidName("node", node); err != nil {
+		return command.Usage("%v", err)
+	}
+	format, err := outputFormat(c)
+	if err != nil {
+		return err
+	}
+	if c.Duration("timeout") < 0 {
+		return command.Usage("--timeout must not be negative, not %s", c.Duration("timeout"))
+	}
+	cl, err := newClients(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Context
+	list, err := cl.plans.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return listError(err)
+	}
+	var p *api.MaintenancePlan
+	for _, o := range plan.OfNode(list.Items, node) {
+		if plan.Live(o) {
+			p = o
+			break
+		}
+	}
+	if p == nil {
+		return fmt.Errorf("node %s has no plan to release (kubectl maint status lists the plans; a cordon made without a plan is lifted with kubectl uncordon)", node)
+	}
+	if !p.Spec.Release {
+		if p, err = release(ctx, cl, p); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.ErrWriter, "maintenanceplan/%s released\n", p.Name)
+	}
+	p, code, err := watch(c, cl, p, follow.Completed, format == "", true)
+	if err != nil {
+		return err
+	}
+	if code == exitcode.OK && !c.Bool("keep") {
+		if err := cl.plans.Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete plan %s: %w", p.Name, err)
+		}
+		if err := follow.Gone(ctx, cl.plans, p.Name); err != nil {
+			return fmt.Errorf("plan %s: deleted, not yet gone: %w", p.Name, err)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "maintenanceplan/%s deleted\n", p.Name)
+	}
+	return finish(c, format, p, code)
+}
+
+// release sets spec.release with a merge patch guarded by the
+// resourceVersion read; a conflict (someone changed the plan) re-reads it
+// and tries again, at most 5 times.
+func release(ctx context.Context, cl *clients, p *api.MaintenancePlan) (*api.MaintenancePlan, error) {
+	name, uid := p.Name, p.UID
+	for range 5 {
+		patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q},"spec":{"release":true}}`, p.ResourceVersion)
+		out, err := cl.plans.Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		if !apierrors.IsConflict(err) {
+			if err != nil {
+				return nil, fmt.Errorf("release plan %s: %w", name, err)
+			}
+			return out, nil
+		}
+		if p, err = cl.plans.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return nil, fmt.Errorf("release plan %s: %w", name, err)
+		}
+		if p.UID != uid {
+			return nil, fmt.Errorf("plan %s was deleted and re-created meanwhile: run uncordon again", name)
+		}
+	}
+	return nil, fmt.Errorf("release plan %s: it kept changing (5 conflicts)", name)
+}

@@ -1,0 +1,173 @@
+package view
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+)
+
+// CreatedBy is the label value kubectl-maint's plans carry; Table and
+// Detail show it.
+type CreatedBy func(*api.MaintenancePlan) string
+
+// Table writes one line per plan: name, node, phase and reason,
+// evicted/total, for how long the phase has lasted, the ETA, age and who
+// created it.
+func Table(w io.Writer, plans []api.MaintenancePlan, by CreatedBy, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tNODE\tPHASE\tREASON\tEVICTED\tFOR\tETA\tAGE\tCREATED-BY")
+	for i := range plans {
+		p := &plans[i]
+		st := &p.Status
+		since := "-"
+		if st.Since != nil {
+			since = Duration(now.Sub(st.Since.Time))
+		}
+		eta := "-"
+		switch f := ForecastOf(p); {
+		case f == nil, done(st):
+		case f.Verdict == "never":
+			eta = "never"
+		case !f.ETA.IsZero():
+			eta = f.ETA.Local().Format(time.TimeOnly)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", p.Name, p.Spec.NodeName, cmp.Or(string(st.Phase), "-"), cmp.Or(string(st.Reason), "-"),
+			st.Pods.Evicted, st.Pods.Total, since, eta, Duration(now.Sub(p.CreationTimestamp.Time)), cmp.Or(by(p), "-"))
+	}
+	return tw.Flush()
+}
+
+// Detail writes one plan on one screen: phase and reason with its message,
+// pods, the deadline and ETA, what it waits for (cooldowns and evictions
+// in flight, with their PodDisruptionBudgets' numbers from pdbs, by
+// namespace/name), the preflight's findings, the last history entries and
+// the plan's Events.
+func Detail(w io.Writer, p *api.MaintenancePlan, by CreatedBy, pdbs map[string]*policyv1.PodDisruptionBudget, events []eventsv1.Event, now time.Time) error {
+	st := &p.Status
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	row := func(k, format string, args ...any) {
+		if k != "" {
+			k += ":"
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...))
+	}
+	row("Plan", "%s (created %s by %s)", p.Name, Age(p.CreationTimestamp.Time, now), cmp.Or(by(p), "-"))
+	row("Node", "%s", p.Spec.NodeName)
+	scope := "workloads " + workloads(p.Spec.Workloads)
+	if p.Spec.AllowAllWorkloads {
+		scope = "all workloads"
+	}
+	if len(p.Spec.AcceptedRisks) > 0 {
+		scope += "; accepted risks " + strings.Join(p.Spec.AcceptedRisks, ", ")
+	}
+	if p.Spec.DryRun {
+		scope += "; dry run"
+	}
+	if p.Spec.Release {
+		scope += "; released"
+	}
+	row("Scope", "%s", scope)
+	phase := cmp.Or(string(st.Phase), "(not reconciled yet)")
+	if st.Reason != "" {
+		phase += "/" + string(st.Reason)
+	}
+	if st.Since != nil {
+		phase += fmt.Sprintf(" since %s (%s)", st.Since.Local().Format(time.TimeOnly), Duration(now.Sub(st.Since.Time)))
+	}
+	row("Phase", "%s", phase)
+	if st.Message != "" {
+		row("Message", "%s", oneLine(st.Message))
+	}
+	row("Pods", "%s", podText(st))
+	if ep := st.EvictionProgress; ep != nil && ep.Deadline != nil && st.Phase != api.Completed && st.Phase != api.Drained {
+		row("Deadline", "%s (%s left)", ep.Deadline.Local().Format(time.DateTime), Duration(ep.Deadline.Sub(now)))
+	}
+	if !done(st) {
+		row("ETA", "%s", strings.TrimPrefix(ETA(ForecastOf(p), now), "ETA: "))
+	}
+	if ep := st.EvictionProgress; ep != nil {
+		for _, c := range ep.Cooldowns {
+			what := "PDB " + c.PDB + budget(pdbs[c.PDB])
+			if c.PDB == "*" {
+				what = "the API server"
+			}
+			msg := ""
+			if c.Message != "" {
+				msg = ": " + oneLine(c.Message)
+			}
+			row("Waiting for", "%s: %s until %s (refusal %d)%s", what, c.Reason, c.NextActionAt.Local().Format(time.TimeOnly), max(c.Attempts, 1), msg)
+		}
+		for _, a := range ep.ActivePods {
+			pdb := ""
+			if a.PDB != "" {
+				key := a.Namespace + "/" + a.PDB
+				pdb = ", PDB " + key + budget(pdbs[key])
+			}
+			row("Evicting", "pod %s/%s: %s %s ago%s", a.Namespace, a.Name, a.Outcome, Duration(now.Sub(a.RequestedAt.Time)), pdb)
+		}
+	}
+	for _, v := range st.DryRun {
+		row("Dry run", "pod %s/%s: %s %s", v.Namespace, v.Name, v.Outcome, oneLine(v.Message))
+	}
+	if pf := st.Preflight; pf != nil {
+		row("Preflight", "risk %s", pf.Risk)
+		for _, f := range pf.Findings {
+			row("", "%s %s %s: %s", f.Severity, f.Code, f.Object, oneLine(f.Message))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	const lastSteps = 8
+	if h := st.History; len(h) > 0 {
+		fmt.Fprintf(w, "\nHistory (last %d of %d):\n", min(lastSteps, len(h)), len(h))
+		for _, t := range h[max(0, len(h)-lastSteps):] {
+			fmt.Fprintf(w, "  %s\n", Step(t, ""))
+		}
+	}
+	fmt.Fprintln(w, "\nEvents:")
+	if len(events) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	for _, e := range events {
+		at := e.EventTime.Time
+		if e.Series != nil {
+			at = e.Series.LastObservedTime.Time
+		}
+		count := ""
+		if e.Series != nil && e.Series.Count > 1 {
+			count = fmt.Sprintf(" (x%d)", e.Series.Count)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", at.Local().Format(time.TimeOnly), e.Type, e.Reason, oneLine(e.Note), count)
+	}
+	return tw.Flush()
+}
+
+// budget is a PDB's numbers: " (2 of 3 healthy needed, 0 disruptions allowed)".
+func budget(b *policyv1.PodDisruptionBudget) string {
+	if b == nil {
+		return ""
+	}
+	s := b.Status
+	return fmt.Sprintf(" (%d healthy of %d needed, %d expected, %d disruptions allowed)", s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods, s.DisruptionsAllowed)
+}
+
+func workloads(ws []api.WorkloadRef) string {
+	if len(ws) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = strings.ToLower(w.Kind) + "/" + w.Namespace + "/" + w.Name
+	}
+	return strings.Join(parts, ", ")
+}
