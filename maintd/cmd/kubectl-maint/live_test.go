@@ -21,7 +21,10 @@ import (
 
 // tmuxTerm is a terminal: a tmux server of its own (its own socket)
 // running one command in a 100x30 window; its screen is read with
-// capture-pane.
+// capture-pane. The command runs under sh, which prints its exit status
+// when it ends ("[exited N]"): the test sees the exit on the screen, as a
+// person does, not through tmux's own notion of a dead pane (which also
+// waits for the end of the terminal's output).
 type tmuxTerm struct {
 	t      *testing.T
 	socket string
@@ -34,9 +37,9 @@ func newTerm(t *testing.T, env []string, args ...string) *tmuxTerm {
 	for _, e := range env {
 		cmd = append(cmd, "-e", e)
 	}
-	cmd = append(cmd, strings.Join(args, " "))
-	tm.run(cmd...)
-	tm.run("-S", tm.socket, "set-option", "-g", "remain-on-exit", "on")
+	// trap: Ctrl-C goes to the command; sh lives on to print its status.
+	cmd = append(cmd, "sh", "-c", `trap true INT; "$@"; echo "[exited $?]"; sleep 600`, "sh")
+	tm.run(append(cmd, args...)...)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", tm.socket, "kill-server").Run() })
 	return tm
 }
@@ -53,13 +56,15 @@ func (tm *tmuxTerm) run(args ...string) string {
 // screen is what the terminal shows now, wrapped lines joined.
 func (tm *tmuxTerm) screen() string { return tm.run("-S", tm.socket, "capture-pane", "-p", "-J") }
 
-// exited is the command's exit status once it has exited.
-func (tm *tmuxTerm) exited() (int, bool) {
-	out := strings.Fields(tm.run("-S", tm.socket, "display-message", "-p", "#{pane_dead} #{pane_dead_status}"))
-	if len(out) < 2 || out[0] != "1" {
+var exitLine = regexp.MustCompile(`(?m)^\[exited (\d+)\]$`)
+
+// exited is the command's exit status once screen shows it has exited.
+func exited(screen string) (int, bool) {
+	m := exitLine.FindStringSubmatch(screen)
+	if m == nil {
 		return 0, false
 	}
-	code, err := strconv.Atoi(out[1])
+	code, err := strconv.Atoi(m[1])
 	return code, err == nil
 }
 
@@ -124,12 +129,12 @@ func TestLiveView(t *testing.T) {
 	hung := time.AfterFunc(30*time.Second, func() {
 		out, _ := exec.Command("tmux", "-S", tm.socket, "display-message", "-p", "#{pane_pid}").Output()
 		ps, _ := exec.Command("ps", "-eo", "pid,ppid,stat,wchan:20,args", "--forest").Output()
-		fmt.Fprintf(os.Stderr, "TestLiveView: kubectl-maint (pane pid %s) still runs:\n%s\n", strings.TrimSpace(string(out)), ps)
-		_ = exec.Command("kill", "-QUIT", strings.TrimSpace(string(out))).Run()
+		fmt.Fprintf(os.Stderr, "TestLiveView: kubectl-maint (child of the pane's sh, pid %s) still runs:\n%s\n", strings.TrimSpace(string(out)), ps)
+		_ = exec.Command("pkill", "-QUIT", "-P", strings.TrimSpace(string(out))).Run() // the pane runs sh, sh runs kubectl-maint
 	})
 	defer hung.Stop()
-	final := tm.until(ctx, "the drain's end", seen, func(string) bool { _, done := tm.exited(); return done })
-	if code, _ := tm.exited(); code != 0 {
+	final := tm.until(ctx, "the drain's end", seen, func(s string) bool { _, done := exited(s); return done })
+	if code, _ := exited(final); code != 0 {
 		t.Errorf("exit %d, want 0; the screen:\n%s", code, final)
 	}
 	// 100 columns: a bar of 40 cells; 1/2 lasts the 3 s a replacement takes
@@ -171,8 +176,8 @@ func TestLiveViewInterrupted(t *testing.T) {
 		return m != nil && m[3] != m[4] && strings.Contains(s, "plan "+plan)
 	})
 	tm.run("-S", tm.socket, "send-keys", "C-c")
-	final := tm.until(ctx, "kubectl-maint's exit", nil, func(string) bool { _, done := tm.exited(); return done })
-	if code, _ := tm.exited(); code != 2 {
+	final := tm.until(ctx, "kubectl-maint's exit", nil, func(s string) bool { _, done := exited(s); return done })
+	if code, _ := exited(final); code != 2 {
 		t.Errorf("exit %d after Ctrl-C, want 2; the screen:\n%s", code, final)
 	}
 	want := fmt.Sprintf(`stopped watching; plan %s goes on: "kubectl maint status -w %s" watches it again`, plan, plan)
