@@ -2,8 +2,8 @@
 # Installs the Debian packages the tests and benchmarks need, when missing.
 # Idempotent; called by `make deps` (and so by `make test`).
 set -euo pipefail
-# tmux: the terminal of kubectl-maint's live-view test.
-pkgs=(prometheus wrk openssl jq python3 bc bash-completion tmux)
+# tmux: the terminal of kubectl-maint's live-view test; zsh: its zsh completion.
+pkgs=(prometheus wrk openssl jq python3 bc bash-completion tmux zsh)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
