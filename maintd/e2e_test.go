@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
@@ -315,6 +316,13 @@ func TestBlocked(t *testing.T) {
 	all := func(e env) api.MaintenancePlanSpec {
 		return api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true}
 	}
+	// maintd-stall.yaml's replacement fits on no node, by design: its drain
+	// forecast is never (replacement-unschedulable), which a plan accepts
+	// to start the drain that stalls (as it would for an autoscaler).
+	stall := []string{analyze.ReasonUnschedulable}
+	stalling := func(e env) api.MaintenancePlanSpec {
+		return api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, AcceptedRisks: stall}
+	}
 	stalled := func(t *testing.T, ctx context.Context, e env, plan string) {
 		t.Helper()
 		e.waitPhase(t, ctx, plan, api.CoolingDown, api.BudgetExhausted)
@@ -378,7 +386,7 @@ func TestBlocked(t *testing.T) {
 			reason: api.PDBOverlap, message: "web-too",
 		},
 		"node-uncordoned-externally": {
-			nodes: 2, scenario: "maintd-stall.yaml", spec: all,
+			nodes: 2, scenario: "maintd-stall.yaml", spec: stalling,
 			before: func(t *testing.T, ctx context.Context, e env) { waitReady(t, ctx, e, 4) },
 			during: func(t *testing.T, ctx context.Context, e env, plan string) {
 				stalled(t, ctx, e, plan)
@@ -389,7 +397,7 @@ func TestBlocked(t *testing.T) {
 			reason: api.NodeUncordonedExternally, message: "does not cordon it again",
 		},
 		"plan-spec-changed": {
-			nodes: 2, scenario: "maintd-stall.yaml", spec: all,
+			nodes: 2, scenario: "maintd-stall.yaml", spec: stalling,
 			before: func(t *testing.T, ctx context.Context, e env) { waitReady(t, ctx, e, 4) },
 			during: func(t *testing.T, ctx context.Context, e env, plan string) {
 				stalled(t, ctx, e, plan)
@@ -400,7 +408,7 @@ func TestBlocked(t *testing.T) {
 		"target-replaced": {
 			nodes: 2, scenario: "maintd-stall.yaml",
 			spec: func(e env) api.MaintenancePlanSpec {
-				return api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns)}
+				return api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns), AcceptedRisks: stall}
 			},
 			before: func(t *testing.T, ctx context.Context, e env) { waitReady(t, ctx, e, 4) },
 			during: func(t *testing.T, ctx context.Context, e env, plan string) {
@@ -427,7 +435,7 @@ func TestBlocked(t *testing.T) {
 		"deadline-exceeded": {
 			nodes: 2, scenario: "maintd-stall.yaml",
 			spec: func(e env) api.MaintenancePlanSpec {
-				return api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 4 * time.Second}}
+				return api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, AcceptedRisks: stall, Deadline: &metav1.Duration{Duration: 4 * time.Second}}
 			},
 			before: func(t *testing.T, ctx context.Context, e env) { waitReady(t, ctx, e, 4) },
 			phase:  api.Failed, reason: api.DeadlineExceeded, message: "stays cordoned",
@@ -902,8 +910,10 @@ func TestWaitingPlanIsSilent(t *testing.T) {
 	}
 
 	e.startMaintd(t, "")
+	// The fifth pod fits nowhere, nor would a replacement: the plan
+	// accepts the never forecast that says so, to wait on the budget.
 	p := e.plan(t, ctx, "silent", api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns),
-		MaxCooldown: &metav1.Duration{Duration: 20 * time.Second}})
+		AcceptedRisks: []string{analyze.ReasonUnschedulable}, MaxCooldown: &metav1.Duration{Duration: 20 * time.Second}})
 	e.deleteAtEnd(t, p.Name)
 	e.waitPhase(t, ctx, p.Name, api.CoolingDown, api.BudgetExhausted)
 	// The step's Event may be sent after the status write.

@@ -346,7 +346,7 @@ func TestInCluster(t *testing.T) {
 		}
 		checkMetrics(t, ctx, m.scrapeUntil(t, ctx, `maintd_plan_phase{node="absent-node",phase="Blocked",plan="deploy-test",reason="node-not-found"} 1`))
 		lines := strings.Split(strings.TrimSpace(kubectl(t, ctx, "get", "mp", p.Name)), "\n")
-		header := []string{"NAME", "NODE", "PHASE", "REASON", "EVICTED", "TOTAL", "AGE"}
+		header := []string{"NAME", "NODE", "PHASE", "REASON", "EVICTED", "TOTAL", "ETA", "AGE"}
 		if len(lines) != 2 || !slices.Equal(strings.Fields(lines[0]), header) || !slices.Equal(strings.Fields(lines[1])[:4], []string{p.Name, "absent-node", "Blocked", "node-not-found"}) {
 			t.Errorf("kubectl get mp:\n%s\nwant columns %v", strings.Join(lines, "\n"), header)
 		}

@@ -2,6 +2,7 @@ package drain
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,7 +125,9 @@ func subject(path string) string {
 }
 
 // neverCompletes blocks the plan when its forecast says the drain never
-// completes, and reports whether it did.
+// completes, for a cause the plan does not accept (spec.acceptedRisks: an
+// autoscaler may add the room a replacement lacks), and reports whether it
+// did.
 func (d *decider) neverCompletes() bool {
 	f := d.f.Forecast
 	if f == nil || f.Verdict != analyze.VerdictNever {
@@ -132,9 +135,12 @@ func (d *decider) neverCompletes() bool {
 	}
 	var never []string
 	for _, c := range f.Causes {
-		if c.Verdict == analyze.VerdictNever {
+		if c.Verdict == analyze.VerdictNever && !slices.Contains(d.spec.AcceptedRisks, c.Reason) {
 			never = append(never, c.Reason+": "+c.Message)
 		}
+	}
+	if len(never) == 0 {
+		return false
 	}
 	more := ""
 	if len(never) > 3 {

@@ -148,3 +148,19 @@ func TestMoved(t *testing.T) {
 		}
 	}
 }
+
+// TestAcceptedNeverDoesNotBlock: a person who knows the room will come (an
+// autoscaler adds nodes for pending pods) accepts the never cause, and the
+// drain starts; a never cause not accepted still blocks.
+func TestAcceptedNeverDoesNotBlock(t *testing.T) {
+	w := newWorld()
+	w.plan.Spec.AcceptedRisks = []string{analyze.ReasonUnschedulable}
+	w.facts.Forecast, w.facts.ForecastAt = neverForecast(), t0
+	if d := Decide(w.facts, w.plan, t0); d.Status.Phase != api.Cordoning || d.Action != Cordon || d.Status.Forecast.Verdict != "never" {
+		t.Errorf("accepted never: phase %s action %q forecast %+v, want Cordoning, a cordon and the never forecast shown", d.Status.Phase, d.Action, d.Status.Forecast)
+	}
+	w.plan.Spec.AcceptedRisks = []string{analyze.ReasonNoCapacity}
+	if d := Decide(w.facts, w.plan, t0); d.Status.Reason != api.DrainNeverCompletes {
+		t.Errorf("another cause accepted: reason %s, want %s", d.Status.Reason, api.DrainNeverCompletes)
+	}
+}

@@ -608,6 +608,15 @@ func (w *World) actor() {
 	nodes := w.s.list(nodesR, "", nil)
 	plans := w.s.list(plansR, "", nil)
 	if w.pinned && w.pinning.IntN(10) == 0 {
+		if len(plans) > 0 && w.pinning.IntN(3) == 0 {
+			// A person accepts replacements that fit nowhere now (an
+			// autoscaler would add the room).
+			p := plans[w.pinning.IntN(len(plans))].(*api.MaintenancePlan)
+			p.Spec.AcceptedRisks = append(p.Spec.AcceptedRisks, "replacement-unschedulable")
+			_, err := w.s.update(plansR, p, false)
+			w.logf("person: accept replacement-unschedulable on %s -> %s", p.Name, errText(err))
+			return
+		}
 		// A person labels a node for the pinned workload: labels are only
 		// added, so a replacement that fits in the caches fits for real.
 		node := nodes[w.pinning.IntN(len(nodes))].(*corev1.Node)
@@ -843,8 +852,16 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 // simulated scheduler places by node selector and cordons only; nodes gain
 // labels and never lose them.) w.mu is held.
 func (w *World) replaceable(p *api.MaintenancePlan) {
-	if p.Status.Forecast != nil && p.Status.Forecast.Verdict == "never" {
-		w.violate("plan %s started its drain with a forecast that says never: %+v", p.Name, p.Status.Forecast.Causes)
+	if f := p.Status.Forecast; f != nil && f.Verdict == "never" {
+		for _, c := range f.Causes {
+			if c.Verdict == "never" && !slices.Contains(p.Spec.AcceptedRisks, c.Reason) {
+				w.violate("plan %s started its drain with a forecast that says never (%s), not accepted: %+v", p.Name, c.Reason, f.Causes)
+				break
+			}
+		}
+	}
+	if slices.Contains(p.Spec.AcceptedRisks, "replacement-unschedulable") {
+		return // a person accepts pods whose replacements fit nowhere now
 	}
 	for _, o := range w.s.list(podsR, Namespace, nil) {
 		pod := o.(*corev1.Pod)

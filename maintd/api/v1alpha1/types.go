@@ -66,7 +66,12 @@ type MaintenancePlanSpec struct {
 
 	// AcceptedRisks are k8s-analyze finding codes (e.g. rwo-reattach) that a
 	// person accepts for this plan. Every other High finding on a pod to be
-	// evicted blocks the plan before any write.
+	// evicted blocks the plan before any write. They may also name the
+	// causes of a drain forecast of never (replacement-unschedulable,
+	// insufficient-capacity, ...) that a person knows will clear, such as
+	// the room an autoscaler adds for pending replacements; any other
+	// never cause blocks the plan before any write
+	// (drain-never-completes).
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9][a-z0-9-]*$`
