@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
@@ -155,6 +156,9 @@ type Controller struct {
 	superseded map[string]write
 	// forecasts are the plans' last drain forecasts, by plan name.
 	forecasts map[string]forecastMemo
+	// forecastPods is the forecasts' view of the cached pods, reused;
+	// c.slot is held.
+	forecastPods []view.Pod
 	// nodeEpoch and podEpoch count the changes of where pods can go: of
 	// the nodes' cordons, taints, labels and allocatable, and of the pods'
 	// nodes and phases.

@@ -24,6 +24,12 @@ import (
 // round took about half a second more than its replacement's time to Ready.
 const Reaction = 500 * time.Millisecond
 
+// clear0 empties pods, keeping its room and dropping what it pointed to.
+func clear0(pods []view.Pod) []view.Pod {
+	clear(pods)
+	return pods[:0]
+}
+
 // forecastMemo is a plan's last drain forecast and the facts it was made
 // from: it is made again only when they change.
 type forecastMemo struct {
@@ -85,12 +91,16 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 	for i, n := range nodes {
 		v.Nodes[i] = view.NodeOf(n)
 	}
+	// Every cached pod, in a buffer reused from forecast to forecast (they
+	// are made one at a time, under c.slot): a forecast allocates what the
+	// analysis needs, not a copy of the cluster.
 	all := c.pods.idx.List()
-	v.Pods = make([]view.Pod, 0, len(all))
+	v.Pods = slices.Grow(c.forecastPods[:0], len(all))
 	var scratch corev1.Pod
 	for _, o := range all {
 		v.Pods = append(v.Pods, o.(*cachedPod).view(&scratch))
 	}
+	defer func() { c.forecastPods = clear0(v.Pods) }()
 	spec := drain.Defaulted(p.Spec)
 	r, err := analyze.Analyze(v, analyze.Options{Nodes: []string{node.Name}, Now: now,
 		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions, Reaction: Reaction}})
