@@ -43,15 +43,26 @@ type forecastMemo struct {
 // node, the node's pods and the budgets of their namespaces (each by
 // resourceVersion), and where pods can go (the epochs). The forecast is
 // made again when one of them changes: on an event, never on a timer.
-func forecastKey(p *api.MaintenancePlan, node *corev1.Node, onNode []*cachedPod, pdbs []*policyv1.PodDisruptionBudget, nodeEpoch, podEpoch int64) string {
+// Once the drain has started (draining), what decides is which pods are
+// still on the node: every eviction changes the pods' and the budgets'
+// versions several times, and a forecast for each would slow the drain
+// it times.
+func forecastKey(p *api.MaintenancePlan, node *corev1.Node, onNode []*cachedPod, pdbs []*policyv1.PodDisruptionBudget, nodeEpoch, podEpoch int64, draining bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d/%s/%d/%d", p.Generation, node.ResourceVersion, nodeEpoch, podEpoch)
 	versions := make([]string, 0, len(onNode)+len(pdbs))
 	for _, pod := range onNode {
-		versions = append(versions, string(pod.UID)+"@"+pod.ResourceVersion)
+		switch {
+		case !draining:
+			versions = append(versions, string(pod.UID)+"@"+pod.ResourceVersion)
+		case pod.DeletionTimestamp == nil:
+			versions = append(versions, string(pod.UID))
+		}
 	}
 	for _, pdb := range pdbs {
-		versions = append(versions, string(pdb.UID)+"@"+pdb.ResourceVersion)
+		if !draining {
+			versions = append(versions, string(pdb.UID)+"@"+pdb.ResourceVersion)
+		}
 	}
 	slices.Sort(versions)
 	for _, v := range versions {
@@ -74,10 +85,11 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 	// less than its own pods, whose every change makes it again: a busy
 	// cluster's pods do not make every reconcile forecast anew.
 	podEpoch := c.podEpoch.Load()
+	draining := false
 	if ep := p.Status.EvictionProgress; ep != nil && ep.Scope != "" {
-		podEpoch = 0
+		podEpoch, draining = 0, true
 	}
-	key := forecastKey(p, node, onNode, pdbs, c.nodeEpoch.Load(), podEpoch)
+	key := forecastKey(p, node, onNode, pdbs, c.nodeEpoch.Load(), podEpoch, draining)
 	c.mu.Lock()
 	memo, ok := c.forecasts[p.Name]
 	c.mu.Unlock()
