@@ -493,14 +493,21 @@ func waitReady(t *testing.T, ctx context.Context, e env, n int) {
 // settled waits until PDB name observed its spec and allows want.
 func settled(t *testing.T, ctx context.Context, e env, name string, want int32) {
 	t.Helper()
+	e.pdbUntil(t, ctx, name, fmt.Sprintf("%d allowed", want), func(st policyv1.PodDisruptionBudgetStatus) bool { return st.DisruptionsAllowed == want })
+}
+
+// pdbUntil polls PDB name until it has observed its spec and ok holds of
+// its status, failing the test at ctx's deadline.
+func (e env) pdbUntil(t *testing.T, ctx context.Context, name, what string, ok func(policyv1.PodDisruptionBudgetStatus) bool) {
+	t.Helper()
 	for {
 		pdb, err := e.admin.PolicyV1().PodDisruptionBudgets(e.ns).Get(ctx, name, metav1.GetOptions{})
-		if err == nil && pdb.Status.ObservedGeneration >= pdb.Generation && pdb.Status.DisruptionsAllowed == want {
+		if err == nil && pdb.Status.ObservedGeneration >= pdb.Generation && ok(pdb.Status) {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("PDB %s did not settle at %d allowed: %v", name, want, err)
+			t.Fatalf("PDB %s did not settle at %s: %v", name, what, err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

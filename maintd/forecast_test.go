@@ -327,7 +327,9 @@ func drainSeed(t *testing.T, e0 env, m *maintd, addr string, seed int64) accurac
 		}
 	}
 	for _, w := range sc.workloads {
-		settledAny(t, ctx, e, w.name)
+		e.pdbUntil(t, ctx, w.name, "every expected pod healthy", func(st policyv1.PodDisruptionBudgetStatus) bool {
+			return st.ExpectedPods > 0 && st.CurrentHealthy == st.ExpectedPods
+		})
 	}
 	p := e.plan(t, ctx, "plan", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 10 * time.Minute}})
 	// The forecast is in maintd_plan_forecast_seconds, and in an Event.
@@ -397,23 +399,6 @@ func (m *maintd) forecastSeconds(ctx context.Context, addr, plan, q string) floa
 		case <-ctx.Done():
 			return -1
 		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// settledAny waits until PDB name has observed its spec and counts every
-// pod it expects as healthy.
-func settledAny(t *testing.T, ctx context.Context, e env, name string) {
-	t.Helper()
-	for {
-		pdb, err := e.admin.PolicyV1().PodDisruptionBudgets(e.ns).Get(ctx, name, metav1.GetOptions{})
-		if err == nil && pdb.Status.ObservedGeneration >= pdb.Generation && pdb.Status.ExpectedPods > 0 && pdb.Status.CurrentHealthy == pdb.Status.ExpectedPods {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("PDB %s did not settle: %v", name, err)
-		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
