@@ -24,6 +24,7 @@ func app() *cli.App {
 		&cli.DurationFlag{Name: "max-grace", Value: analyze.DefaultMaxGrace, Usage: "report pods whose terminationGracePeriodSeconds exceeds `DURATION`"},
 		&cli.IntFlag{Name: "max-concurrent-evictions", Value: analyze.DefaultConcurrency, Usage: "forecast: at most `N` evictions in flight (requested, the pod not yet gone), as maintd's maxConcurrentEvictions"},
 		&cli.DurationFlag{Name: "default-ready-time", Value: analyze.DefaultReadyTime, Usage: "forecast: a replacement's time from scheduled to Ready when no pod of its workload shows both (`DURATION`)"},
+		&cli.BoolFlag{Name: "surge", Usage: "plan a surge for the pods whose PDB never allows their eviction but one more replica of their owner would (a Deployment, or a ReplicaSet no controller owns, that no HPA scales): action surge instead of block, and the grade and forecast of that drain (maintd's spec.surge: IfNeeded)"},
 		&cli.Int64Flag{Name: "max-input", Value: document.DefaultLimit, Usage: "refuse input larger than `BYTES`"},
 		&cli.BoolFlag{Name: "list-checks", Usage: "print the catalogue of checks (code, severity, fix) as JSON or, with -o table, a table, and read nothing"},
 	}
@@ -31,7 +32,7 @@ func app() *cli.App {
 		Name:    "k8s-analyze",
 		Summary: "offline drain-risk grading of nodes from a Snapshot",
 		Synopsis: []string{
-			"k8s-analyze [-f FILE] [--node NAME]... [-o json|yaml|table] [--now TIME] [--max-age 5m] [--max-grace D] [--max-concurrent-evictions 50] [--default-ready-time 1m]",
+			"k8s-analyze [-f FILE] [--node NAME]... [-o json|yaml|table] [--now TIME] [--max-age 5m] [--max-grace D] [--max-concurrent-evictions 50] [--default-ready-time 1m] [--surge]",
 			"k8s-analyze --list-checks [-o json|table]",
 		},
 		Doc: doc,
@@ -40,6 +41,7 @@ func app() *cli.App {
 			{Comment: "Grade every node of a saved snapshot, as YAML", Command: "k8s-analyze -f snapshot.json -o yaml"},
 			{Comment: "The pods the Eviction API would refuse right now", Command: `k8s-analyze -f snapshot.json | jq -r '.nodes[].pods[] | select(.evictableNow.allowed == false) | .namespace + "/" + .name'`},
 			{Comment: "How long draining each node would take, and why some never end (a whole-cluster snapshot judges where replacements go)", Command: `k8s-snapshot | k8s-analyze | jq -r '.nodes[] | "\(.name) \(.forecast.verdict) p50=\(.forecast.p50) p90=\(.forecast.p90)"'`},
+			{Comment: "Which pods a drain with a surge (one more replica first, maintd's spec.surge: IfNeeded) moves, and which owner it scales", Command: `k8s-analyze -f snapshot.json --surge | jq -r '.nodes[].pods[] | select(.action == "surge") | "\(.namespace)/\(.name) \(.surge.kind) \(.surge.name) \(.surge.replicas)->\(.surge.replicas + 1)"'`},
 			{Comment: "Every check, its severity and its fix", Command: "k8s-analyze --list-checks -o table"},
 		},
 		ExitCodes: []command.ExitCode{
@@ -67,7 +69,7 @@ func run(c *cli.Context) error {
 		return command.Usage("%v", err)
 	}
 	opts := analyze.Options{Nodes: c.StringSlice("node"), MaxGrace: c.Duration("max-grace"), MaxAge: c.Duration("max-age"), Wall: time.Now(),
-		Forecast: &analyze.ForecastOptions{Concurrency: c.Int("max-concurrent-evictions"), DefaultReady: c.Duration("default-ready-time")}}
+		Forecast: &analyze.ForecastOptions{Concurrency: c.Int("max-concurrent-evictions"), DefaultReady: c.Duration("default-ready-time")}, Surge: c.Bool("surge")}
 	if opts.MaxGrace <= 0 {
 		return command.Usage("--max-grace must be positive")
 	}

@@ -4,11 +4,11 @@
 // from stdin or -f FILE and never contacts a cluster. For each node (--node,
 // repeatable; default every node of the snapshot) it writes a Report: the
 // node's risk (low, medium, high), its findings (stable code, severity,
-// subject, message, evidence, fix), a verdict per pod (evict, skip or block,
-// the owner chain with each hop's UID verified, the matching PDBs, and
-// evictableNow: the answer the Eviction API would give right now), and the
-// arithmetic of every PDB covering the node's pods. --list-checks prints
-// every check with its severity and fix.
+// subject, message, evidence, fix), a verdict per pod (evict, skip, block,
+// or surge with --surge; the owner chain with each hop's UID verified, the
+// matching PDBs, and evictableNow: the answer the Eviction API would give
+// right now), and the arithmetic of every PDB covering the node's pods.
+// --list-checks prints every check with its severity and fix.
 //
 // Every node also gets a forecast: how long until its evictable pods are
 // gone, p50 and p90, as Go durations; the critical path (the PDB, or the
@@ -23,6 +23,16 @@
 // can run is judged only on a whole-cluster snapshot (k8s-snapshot without
 // --node); on a node-scoped one it is unknown.
 //
+// A pod whose PodDisruptionBudget can never allow its eviction (a Deployment
+// of 1 with minAvailable: 1) can still move with no downtime when one more
+// replica of its owner lets the budget allow one: its verdict names the
+// owner such a surge scales (surge) or says why none can (noSurge), and it
+// gets a medium finding surge-movable. With --surge the report plans that
+// drain, as maintd does with spec.surge: IfNeeded: such a pod's action is
+// surge instead of block, its PDB's pdb-zero-spec no longer grades the node
+// when a surge moves every pod of it there, and the forecast times it (the
+// surge pod Ready, then one eviction a time to Ready).
+//
 // Time is the snapshot's capturedAt, so the verdicts are deterministic;
 // --now overrides it.
 //
@@ -33,8 +43,9 @@
 // snapshot-stale when it is older than --max-age (default 5m).
 //
 // Output: -o json (default), yaml, or table (one line per node with its
-// forecast, then the forecast's critical path and causes, then its
-// findings; colour only on a terminal).
+// forecast, then its pods to surge with the owner each scales, the
+// forecast's critical path and causes, then its findings; colour only on a
+// terminal).
 //
 // JSON is the fast path. YAML goes through a general YAML parser first,
 // many times slower: keep big snapshots in JSON, k8s-snapshot's default

@@ -13,10 +13,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/urfave/cli/v2"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	autoscalingv2client "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
 	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -194,7 +196,7 @@ func newClients(cfg *rest.Config) (*clients, error) {
 		return nil, err
 	}
 	c := &clients{}
-	var errs [7]error
+	var errs [8]error
 	c.Core, errs[0] = corev1client.NewForConfigAndClient(cfg, hc)
 	c.Apps, errs[1] = appsv1client.NewForConfigAndClient(cfg, hc)
 	c.Batch, errs[2] = batchv1client.NewForConfigAndClient(cfg, hc)
@@ -202,6 +204,7 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	c.leases, errs[4] = coordinationv1client.NewForConfigAndClient(cfg, hc)
 	c.events, errs[5] = eventsv1client.NewForConfigAndClient(cfg, hc)
 	c.plans, errs[6] = maintenancev1alpha1.NewForConfigAndClient(kubeclient.JSON(cfg), hc)
+	c.Autoscaling, errs[7] = autoscalingv2client.NewForConfigAndClient(cfg, hc)
 	return c, errors.Join(errs[:]...)
 }
 
@@ -210,6 +213,9 @@ func eventRecorder(ctx context.Context, client eventsv1client.EventsV1Interface)
 	// The kinds events are recorded about, for their references.
 	sch := runtime.NewScheme()
 	if err := corev1.AddToScheme(sch); err != nil {
+		return nil, nil, err
+	}
+	if err := appsv1.AddToScheme(sch); err != nil {
 		return nil, nil, err
 	}
 	if err := api.AddToScheme(sch); err != nil {

@@ -14,6 +14,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
@@ -50,6 +51,9 @@ type Options struct {
 	// (Node.Forecast). The k8s-analyze command always sets it; maintd, whose
 	// caches keep only what the checks read, does not.
 	Forecast *ForecastOptions
+	// Surge plans a surge for the pods that one more replica of their owner
+	// lets go (Action Surge) instead of blocking them.
+	Surge bool
 }
 
 // DefaultMaxAge is the age above which a snapshot is reported stale.
@@ -97,7 +101,7 @@ func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 	if now.IsZero() {
 		now = s.Metadata.CapturedAt.Time
 	}
-	a := &analyzer{x: x, now: now, maxGrace: cmp.Or(opts.MaxGrace, DefaultMaxGrace), checks: checksByCode(), useless: map[string][]Finding{}}
+	a := &analyzer{x: x, now: now, maxGrace: cmp.Or(opts.MaxGrace, DefaultMaxGrace), checks: checksByCode(), useless: map[string][]Finding{}, surge: opts.Surge}
 	if opts.Forecast != nil {
 		a.fc = newForecaster(x, s, *opts.Forecast)
 	}
@@ -163,6 +167,8 @@ type analyzer struct {
 	checks   map[Code]Check
 	// fc makes the drain forecasts; nil without Options.Forecast.
 	fc *forecaster
+	// surge is Options.Surge.
+	surge bool
 }
 
 // snapshotFindings judges the snapshot itself: whether it is one
@@ -205,6 +211,7 @@ type scratch struct {
 	accs       map[*pdbInfo]int // index in order
 	order      []pdbAcc
 	pdbCodes   map[*pdbInfo][]Code
+	surges     map[*pdbInfo]pdbSurge
 	forecast   forecastScratch
 }
 
@@ -217,12 +224,13 @@ type pdbAcc struct {
 
 func (sc *scratch) reset(pods int) {
 	if sc.readyHere == nil {
-		sc.readyHere, sc.namespaces, sc.accs, sc.pdbCodes = map[*owner]int{}, map[string]bool{}, map[*pdbInfo]int{}, map[*pdbInfo][]Code{}
+		sc.readyHere, sc.namespaces, sc.accs, sc.pdbCodes, sc.surges = map[*owner]int{}, map[string]bool{}, map[*pdbInfo]int{}, map[*pdbInfo][]Code{}, map[*pdbInfo]pdbSurge{}
 	}
 	clear(sc.readyHere)
 	clear(sc.namespaces)
 	clear(sc.accs)
 	clear(sc.pdbCodes)
+	clear(sc.surges)
 	clear(sc.states)
 	sc.states = slices.Grow(sc.states[:0], pods)[:pods]
 	sc.order = sc.order[:0]
@@ -298,14 +306,37 @@ func (a *analyzer) node(n *view.Node, sc *scratch) Node {
 
 	// A pod's action: skip what a drain does not evict; block when the pod
 	// has a high finding, its own or one of the PDB that governs its
-	// eviction; evict otherwise (CHECKS.md, "Actions").
+	// eviction; with Options.Surge, surge a pod whose budget never allows
+	// but one more replica of its owner does; evict otherwise (CHECKS.md,
+	// "Actions").
+	surges := sc.surges
+	answered := map[types.UID]bool{} // pods whose all-replicas-on-node a surge answers
 	for i := range states {
 		st := &states[i]
 		v := st.verdict
 		for _, info := range st.matching {
-			if usesBudget(v.EvictableNow, info) {
-				v.Reasons = append(v.Reasons, pdbCodes[info]...)
+			if !usesBudget(v.EvictableNow, info) {
+				continue
 			}
+			codes := pdbCodes[info]
+			if !st.skipped && slices.Contains(codes, PDBZeroSpec) {
+				if f := a.surgeVerdict(st, info, surges); f != nil {
+					out.Findings = append(out.Findings, *f)
+					v.Reasons = append(v.Reasons, f.Code)
+					if a.surge {
+						// The surge makes the budget allow this pod: a
+						// spec that never allows is no reason to block it.
+						codes = slices.DeleteFunc(slices.Clone(codes), func(c Code) bool { return c == PDBZeroSpec })
+					}
+				}
+			}
+			v.Reasons = append(v.Reasons, codes...)
+		}
+		if a.surge && v.Surge != nil && slices.Contains(v.Reasons, AllReplicasOnNode) {
+			// The surge makes a Ready replica elsewhere before the
+			// eviction: replicas all here are what it answers.
+			v.Reasons = slices.DeleteFunc(v.Reasons, func(c Code) bool { return c == AllReplicasOnNode })
+			answered[v.UID] = true
 		}
 		slices.Sort(v.Reasons)
 		v.Reasons = slices.Compact(v.Reasons)
@@ -316,14 +347,38 @@ func (a *analyzer) node(n *view.Node, sc *scratch) Node {
 		case slices.ContainsFunc(v.Reasons, func(c Code) bool { return a.checks[c].Severity == High }):
 			v.Action = Block
 			out.Counts.Block++
+		case a.surge && v.Surge != nil:
+			v.Action = Surge
+			out.Counts.Surge++
 		default:
 			v.Action = Evict
 			out.Counts.Evict++
 		}
 	}
+	if len(answered) > 0 {
+		out.Findings = slices.DeleteFunc(out.Findings, func(f Finding) bool {
+			return f.Code == AllReplicasOnNode && f.Subject.Kind == "Pod" && answered[f.Subject.UID]
+		})
+	}
+	if a.surge {
+		// A budget whose every pod here a surge moves blocks nothing on
+		// this node: its pdb-zero-spec no longer weighs on the grade (the
+		// pods' surge-movable findings do).
+		out.Findings = slices.DeleteFunc(out.Findings, func(f Finding) bool {
+			if f.Code != PDBZeroSpec {
+				return false
+			}
+			for info, s := range surges {
+				if s.all && info.pdb.UID == f.Subject.UID {
+					return true
+				}
+			}
+			return false
+		})
+	}
 	out.Counts.Pods = len(idx)
 	if a.fc != nil {
-		out.Forecast = a.forecast(n, states, &sc.forecast)
+		out.Forecast = a.forecast(n, states, surges, &sc.forecast)
 	}
 	for _, f := range out.Findings {
 		out.Risk = out.Risk.worse(f.Severity)

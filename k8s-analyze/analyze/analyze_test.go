@@ -14,7 +14,7 @@ import (
 
 // sections are the list fields of a Snapshot, in document order.
 var sections = []string{"nodes", "pods", "replicaSets", "deployments", "statefulSets", "daemonSets", "jobs", "cronJobs",
-	"podDisruptionBudgets", "persistentVolumeClaims", "persistentVolumes"}
+	"podDisruptionBudgets", "persistentVolumeClaims", "persistentVolumes", "horizontalPodAutoscalers"}
 
 // base: nodes n1 and n2; Deployment web (3 replicas) -> ReplicaSet web-1.
 var base = map[string]string{
@@ -102,7 +102,7 @@ func TestChecks(t *testing.T) {
 		},
 		"pdb zero spec minAvailable equals replicas": {
 			extra:     map[string]string{"pods": spread, "podDisruptionBudgets": pdbYAML("web", "minAvailable: 3, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 3, desiredHealthy: 3, expectedPods: 3")},
-			wantCodes: []Code{PDBZeroSpec}, wantRisk: High, wantAction: Block,
+			wantCodes: []Code{PDBZeroSpec, SurgeMovable}, wantRisk: High, wantAction: Block,
 		},
 		// An integer minAvailable counts the pods there are: while a
 		// StatefulSet re-creates a pod (or a ReplicaSet replaces one),
@@ -176,7 +176,7 @@ func TestChecks(t *testing.T) {
 		"zero-spec pdb, unready pod the budget refuses": {
 			extra: map[string]string{"pods": unreadyPod("p", "Running") + webPod("q", "n2", "") + webPod("r", "n2", ""),
 				"podDisruptionBudgets": pdbYAML("web", "minAvailable: 3, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 3, expectedPods: 3")},
-			wantCodes: []Code{PDBZeroSpec, UnhealthyBlocks}, wantRisk: High, wantAction: Block,
+			wantCodes: []Code{PDBZeroSpec, SurgeMovable, UnhealthyBlocks}, wantRisk: High, wantAction: Block,
 		},
 		"overlapping pdbs, pending pod": {
 			extra: map[string]string{"pods": unreadyPod("p", "Pending") + webPod("q", "n2", "") + webPod("r", "n2", ""),

@@ -8,13 +8,16 @@ const (
 	PDBExhausted           Code = "pdb-exhausted"
 	PDBInsufficientForNode Code = "pdb-insufficient-for-node"
 	PDBZeroSpec            Code = "pdb-zero-spec"
-	PDBOverlap             Code = "pdb-overlap"
-	PDBStale               Code = "pdb-stale"
-	PDBSyncFailed          Code = "pdb-sync-failed"
-	PDBForbidden           Code = "pdb-forbidden"
-	PDBSelectsNothing      Code = "pdb-selects-nothing"
-	PDBBadSelector         Code = "pdb-bad-selector"
-	UnhealthyBlocks        Code = "unhealthy-blocks"
+	// SurgeMovable is a pod whose budget never allows its eviction, but
+	// one more replica of its owner would.
+	SurgeMovable      Code = "surge-movable"
+	PDBOverlap        Code = "pdb-overlap"
+	PDBStale          Code = "pdb-stale"
+	PDBSyncFailed     Code = "pdb-sync-failed"
+	PDBForbidden      Code = "pdb-forbidden"
+	PDBSelectsNothing Code = "pdb-selects-nothing"
+	PDBBadSelector    Code = "pdb-bad-selector"
+	UnhealthyBlocks   Code = "unhealthy-blocks"
 )
 
 // Pod and ownership checks.
@@ -64,6 +67,7 @@ func Checks() []Check {
 	return []Check{
 		{PDBOverlap, High, "make the PDBs select disjoint pods (mind that an empty selector {} matches every pod of the namespace); the Eviction API answers 500 for any pod more than one PDB selects"},
 		{PDBZeroSpec, High, "allow at least one disruption: maxUnavailable >= 1, or minAvailable below the replica count"},
+		{SurgeMovable, Medium, "drain with a surge (maintd spec.surge: IfNeeded; k8s-analyze --surge shows the plan): one more replica of the owner, Ready before the eviction, lets the budget allow it with no downtime; or allow at least one disruption in the PDB"},
 		{PDBSyncFailed, High, "make the PDB select pods of one controller that exposes a scale (Deployment, ReplicaSet, StatefulSet) or use an integer minAvailable; see the PDB's DisruptionAllowed condition"},
 		{PDBForbidden, High, "the PDB status is corrupt (negative disruptionsAllowed or more than 2000 disruptedPods): check the disruption controller, then recreate the PDB"},
 		{PDBExhausted, Medium, "wait until the PDB's pods are Ready again, or scale the workload up so the budget allows a disruption"},

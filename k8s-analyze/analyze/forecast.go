@@ -179,8 +179,11 @@ type group struct {
 	items   []int
 	// allowance are the evictions the budget allows now; refill more that
 	// it is assumed to allow after one time to Ready (a budget that allows
-	// none now, or whose status cannot be trusted).
+	// none now, or whose status cannot be trusted, or one that a surge pod
+	// makes allow one once it is Ready).
 	allowance, refill int
+	// surge: the budget never allows, and a surge moves its pods.
+	surge bool
 }
 
 // causes collects a forecast's causes, one per reason and subject.
@@ -213,8 +216,8 @@ type forecastScratch struct {
 }
 
 // forecast is the drain forecast of node n, whose pods' states the node pass
-// has judged.
-func (a *analyzer) forecast(n *view.Node, states []podState, fs *forecastScratch) *Forecast {
+// has judged, with the surges it judged of the budgets that never allow.
+func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo]pdbSurge, fs *forecastScratch) *Forecast {
 	f := a.fc
 	out := &Forecast{Concurrency: f.opts.Concurrency}
 	var cs causes
@@ -264,7 +267,7 @@ func (a *analyzer) forecast(n *view.Node, states []podState, fs *forecastScratch
 			if !ok {
 				g = len(groups)
 				fs.byPDB[governing] = g
-				groups = append(groups, a.budgetGroup(governing, &cs))
+				groups = append(groups, a.budgetGroup(governing, surges[governing], &cs))
 			}
 			it.group = g
 		} else {
@@ -352,8 +355,9 @@ func countFunc(s []int, f func(int) bool) int {
 }
 
 // budgetGroup is the group of the pods whose eviction info's budget
-// governs, and the causes its state gives the forecast.
-func (a *analyzer) budgetGroup(info *pdbInfo, cs *causes) group {
+// governs, and the causes its state gives the forecast. surge is what the
+// node pass judged of the surges of its pods when the budget never allows.
+func (a *analyzer) budgetGroup(info *pdbInfo, surge pdbSurge, cs *causes) group {
 	pdb := info.pdb
 	st := pdb.Status
 	g := group{subject: pdbSubject(pdb), pdb: info, allowance: int(st.DisruptionsAllowed)}
@@ -363,8 +367,17 @@ func (a *analyzer) budgetGroup(info *pdbInfo, cs *causes) group {
 		g.allowance, g.refill = 0, steady
 	}
 	c := meta.FindStatusCondition(st.Conditions, policyv1.DisruptionAllowedCondition)
-	switch zero := zeroSpec(pdb, func() int { return a.x.wholePods(info) }); {
-	case zero != "":
+	zero := zeroSpec(pdb, func() int { return a.x.wholePods(info) })
+	// A surge moves every pod of a budget that never allows: one more
+	// replica of the owner, once Ready, makes it allow one eviction, and
+	// each evicted pod's replacement, once Ready, gives it back (the surge
+	// stays until the last pod is gone). A status the surge cannot mend
+	// (a 403, a failed sync, a stale status) still makes it unknown.
+	g.surge = zero != "" && a.surge && surge.all
+	switch {
+	case zero != "" && !g.surge && a.surge && surge.why != "":
+		cs.add(VerdictNever, ReasonPDBNeverAllows, g.subject, "PDB %s can never allow the eviction of its pods on this node (%s), and no surge helps: %s", pdb.Name, zero, surge.why)
+	case zero != "" && !g.surge:
 		cs.add(VerdictNever, ReasonPDBNeverAllows, g.subject, "PDB %s can never allow the eviction of its pods on this node (%s)", pdb.Name, zero)
 	case st.DisruptionsAllowed < 0 || len(st.DisruptedPods) > maxDisruptedPods:
 		unusable(VerdictUnknown, ReasonPDBForbidden, "PDB %s's status makes the Eviction API answer 403 (disruptionsAllowed %d, %d disruptedPods): when it allows again cannot be judged; assumed to allow %d after one time to Ready",
@@ -378,6 +391,8 @@ func (a *analyzer) budgetGroup(info *pdbInfo, cs *causes) group {
 			unusable(VerdictUnknown, ReasonPDBStale, "PDB %s's status predates its spec (generation %d, observed %d) and allows none: assumed to allow %d after one time to Ready",
 				pdb.Name, pdb.Generation, st.ObservedGeneration, steady)
 		}
+	case g.surge:
+		g.allowance, g.refill = 0, 1
 	case st.DisruptionsAllowed == 0:
 		unusable(VerdictUnknown, ReasonPDBExhausted, "PDB %s allows no disruption now (needs %d healthy pods, has %d): when its pods are Ready again cannot be judged; assumed to allow %d after one time to Ready",
 			pdb.Name, st.DesiredHealthy, st.CurrentHealthy, steady)
@@ -678,7 +693,7 @@ func criticalPath(items []item, groups []group, r run) *CriticalPath {
 		}
 	}
 	g := &groups[items[last].group]
-	cp := &CriticalPath{Kind: g.subject.Kind, Namespace: g.subject.Namespace, Name: g.subject.Name, Pods: len(g.items)}
+	cp := &CriticalPath{Kind: g.subject.Kind, Namespace: g.subject.Namespace, Name: g.subject.Name, Pods: len(g.items), Surge: g.surge}
 	var times []time.Duration
 	var slowest *item
 	for _, i := range g.items {

@@ -6,15 +6,18 @@ import (
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/decode"
 	"github.com/sentinel-go/sentinel/k8s-analyze/internal/golden"
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 )
 
 // FuzzAnalyze feeds arbitrary bytes through decoding, analysis with the drain
 // forecast (its placement model parses selectors, node affinity,
-// tolerations and spread constraints of the input) and encoding: it must
-// never panic, and whatever decodes either analyses into a report that
-// encodes, or fails with an error. A forecast that is not never has its
-// estimate.
+// tolerations and spread constraints of the input), without and with
+// planned surges, and encoding: it must never panic, and whatever decodes
+// either analyses into a report that encodes, or fails with an error. A
+// forecast that is not never has its estimate; a pod has at most one of
+// Surge and NoSurge, and its action is surge exactly when Options.Surge asks
+// and a surge moves it (unless another finding blocks it).
 func FuzzAnalyze(f *testing.F) {
 	for _, file := range golden.Snapshots(f, "../testdata/script") {
 		f.Add(file.Data)
@@ -25,20 +28,32 @@ func FuzzAnalyze(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r, err := Analyze(s, Options{Forecast: &ForecastOptions{}})
-		if err != nil {
-			return
-		}
-		for _, n := range r.Nodes {
-			if f := n.Forecast; f == nil || (f.Verdict == VerdictNever) != (f.P50 == nil) || (f.P50 != nil && f.P90.Duration < f.P50.Duration) {
-				t.Fatalf("node %s: forecast %+v", n.Name, f)
-			}
-		}
-		if err := document.Encode(io.Discard, document.JSON, r); err != nil {
-			t.Fatalf("encode: %v", err)
-		}
-		if err := WriteTable(io.Discard, r, true); err != nil {
-			t.Fatalf("table: %v", err)
+		for _, surge := range []bool{false, true} {
+			analyse(t, s, surge)
 		}
 	})
+}
+
+// analyse is one analysis of FuzzAnalyze and its checks.
+func analyse(t *testing.T, s *view.Snapshot, surge bool) {
+	r, err := Analyze(s, Options{Forecast: &ForecastOptions{}, Surge: surge})
+	if err != nil {
+		return
+	}
+	for _, n := range r.Nodes {
+		if f := n.Forecast; f == nil || (f.Verdict == VerdictNever) != (f.P50 == nil) || (f.P50 != nil && f.P90.Duration < f.P50.Duration) {
+			t.Fatalf("node %s: forecast %+v", n.Name, f)
+		}
+		for _, v := range n.Pods {
+			if (v.Surge != nil && v.NoSurge != "") || (v.Action == Surge) != (surge && v.Surge != nil && v.Action != Block) {
+				t.Fatalf("node %s: pod %s: action %s, surge %+v, noSurge %q (Options.Surge %v)", n.Name, v.Name, v.Action, v.Surge, v.NoSurge, surge)
+			}
+		}
+	}
+	if err := document.Encode(io.Discard, document.JSON, r); err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	if err := WriteTable(io.Discard, r, true); err != nil {
+		t.Fatalf("table: %v", err)
+	}
 }

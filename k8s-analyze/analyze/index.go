@@ -38,6 +38,9 @@ type index struct {
 	// readyByTop counts Ready, running pods per top controller UID, over
 	// every node.
 	readyByTop map[types.UID]int
+	// hpas are the HorizontalPodAutoscalers by the kind, namespace and
+	// name of the object they scale.
+	hpas map[objKey][]*view.HorizontalPodAutoscaler
 }
 
 type objKey struct{ kind, namespace, name string }
@@ -227,6 +230,13 @@ func newIndex(s *view.Snapshot) *index {
 		pvcs:          make(map[objKey]*view.PersistentVolumeClaim, len(s.PersistentVolumeClaims)),
 		pvs:           make(map[string]*view.PersistentVolume, len(s.PersistentVolumes)),
 		readyByTop:    make(map[types.UID]int),
+		hpas:          make(map[objKey][]*view.HorizontalPodAutoscaler),
+	}
+	for i := range s.HorizontalPodAutoscalers {
+		h := &s.HorizontalPodAutoscalers[i]
+		t := h.Spec.ScaleTargetRef
+		k := objKey{t.Kind, h.Namespace, t.Name}
+		x.hpas[k] = append(x.hpas[k], h)
 	}
 	for i := range s.Nodes {
 		n := &s.Nodes[i]

@@ -55,10 +55,13 @@ type Node struct {
 
 // Counts sums up a node's pods and findings.
 type Counts struct {
-	Pods   int `json:"pods"`
-	Evict  int `json:"evict"`
-	Skip   int `json:"skip"`
-	Block  int `json:"block"`
+	Pods  int `json:"pods"`
+	Evict int `json:"evict"`
+	Skip  int `json:"skip"`
+	Block int `json:"block"`
+	// Surge counts the pods whose action is surge (only with
+	// Options.Surge; absent when none).
+	Surge  int `json:"surge,omitzero"`
 	High   int `json:"high"`
 	Medium int `json:"medium"`
 	Low    int `json:"low"`
@@ -91,6 +94,11 @@ const (
 	Evict Action = "evict"
 	Skip  Action = "skip"
 	Block Action = "block"
+	// Surge: the pod's budget never allows its eviction, but one more
+	// replica of its owner does: scale the owner up by one (PodVerdict.Surge),
+	// wait for the new pod to be Ready, evict the pod, scale back. Only
+	// with Options.Surge.
+	Surge Action = "surge"
 )
 
 // PodVerdict is the judgement of one pod on the node.
@@ -99,6 +107,12 @@ type PodVerdict struct {
 	Name      string    `json:"name"`
 	UID       types.UID `json:"uid"`
 	Action    Action    `json:"action"`
+	// Surge is set when the pod's budget never allows its eviction but one
+	// more replica of its owner would: the owner a surge scales.
+	Surge *SurgeMove `json:"surge,omitempty"`
+	// NoSurge says why no surge can move a pod whose budget never allows
+	// its eviction ("" otherwise).
+	NoSurge string `json:"noSurge,omitempty"`
 	// Reasons are the codes of the findings about this pod or its PDBs.
 	Reasons []Code `json:"reasons,omitempty"`
 	// Owners is the controller chain from the pod upwards.
@@ -107,6 +121,19 @@ type PodVerdict struct {
 	// API matches them.
 	PDBs         []Ref      `json:"pdbs,omitempty"`
 	EvictableNow Prediction `json:"evictableNow"`
+}
+
+// SurgeMove is the owner a surge scales up by one replica so that the
+// pod's budget allows its eviction (CHECKS.md, "Surge").
+type SurgeMove struct {
+	// Kind is Deployment, or ReplicaSet for one that no controller owns.
+	Kind string    `json:"kind"`
+	Name string    `json:"name"`
+	UID  types.UID `json:"uid"`
+	// Replicas is spec.replicas now; the surge sets Replicas+1.
+	Replicas int32 `json:"replicas"`
+	// PDB is the budget's name (in the pod's namespace).
+	PDB string `json:"pdb"`
 }
 
 // OwnerHop is one controller reference in a pod's owner chain.
@@ -213,6 +240,10 @@ type CriticalPath struct {
 	Grace metav1.Duration `json:"grace"`
 	// Ready is how long a replacement takes from scheduled to Ready.
 	Ready ReadyTime `json:"ready"`
+	// Surge is true for a budget that never allows an eviction and whose
+	// pods a surge moves (Options.Surge): the first goes once the surge
+	// pod is Ready, each next once the previous one's replacement is.
+	Surge bool `json:"surge,omitzero"`
 }
 
 // ReadyTime is a workload's time from PodScheduled to Ready, learned from its

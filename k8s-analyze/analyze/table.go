@@ -10,10 +10,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// WriteTable writes r for people: one line per node (with its forecast's
-// verdict, p50 and p90 when the report has forecasts), then the forecast's
-// critical path and causes, then its findings, one a line. colour adds ANSI
-// colours to risks, severities and verdicts.
+// WriteTable writes r for people: one line per node (with its count of
+// surges when some node has one, and its forecast's verdict, p50 and p90
+// when the report has forecasts), then its pods to surge with the owner
+// each scales, then the forecast's critical path and causes, then its
+// findings, one a line. colour adds ANSI colours to risks, severities and
+// verdicts.
 func WriteTable(w io.Writer, r *Report, colour bool) error {
 	bw := bufio.NewWriter(w)
 	paint := func(s Severity, text string) string {
@@ -28,9 +30,10 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		}
 		return "\x1b[2m" + text + "\x1b[0m"
 	}
-	nodeW, p50W, p90W, forecasts := len("NODE"), len("P50"), len("P90"), false
+	nodeW, p50W, p90W, forecasts, surges := len("NODE"), len("P50"), len("P90"), false, false
 	for _, n := range r.Nodes {
 		nodeW = max(nodeW, len(n.Name))
+		surges = surges || n.Counts.Surge > 0
 		if f := n.Forecast; f != nil {
 			forecasts = true
 			p50W, p90W = max(p50W, len(duration(f.P50))), max(p90W, len(duration(f.P90)))
@@ -45,15 +48,35 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		}
 		return fmt.Sprintf("%s  %-*s  %-*s  ", paint(verdictSeverity(f.Verdict), fmt.Sprintf("%-8s", cmp.Or(string(f.Verdict), "-"))), p50W, duration(f.P50), p90W, duration(f.P90))
 	}
-	header := ""
+	// The surge column only when a node has a pod to surge: the reports of
+	// analyses without Options.Surge read as they always did.
+	surgeCol := func(s any) string {
+		if !surges {
+			return ""
+		}
+		return fmt.Sprintf("%5v  ", s)
+	}
+	header := surgeCol("SURGE")
 	if forecasts {
-		header = fmt.Sprintf("%-8s  %-*s  %-*s  ", "FORECAST", p50W, "P50", p90W, "P90")
+		header += fmt.Sprintf("%-8s  %-*s  %-*s  ", "FORECAST", p50W, "P50", p90W, "P90")
 	}
 	fmt.Fprintf(bw, "%-*s  %-6s  %4s  %5s  %4s  %5s  %sFINDINGS\n", nodeW, "NODE", "RISK", "PODS", "EVICT", "SKIP", "BLOCK", header)
 	for _, n := range r.Nodes {
 		c := n.Counts
-		fmt.Fprintf(bw, "%-*s  %s  %4d  %5d  %4d  %5d  %s%d high, %d medium, %d low\n", nodeW, n.Name,
-			paint(n.Risk, fmt.Sprintf("%-6s", n.Risk)), c.Pods, c.Evict, c.Skip, c.Block, forecastCols(n.Forecast), c.High, c.Medium, c.Low)
+		fmt.Fprintf(bw, "%-*s  %s  %4d  %5d  %4d  %5d  %s%s%d high, %d medium, %d low\n", nodeW, n.Name,
+			paint(n.Risk, fmt.Sprintf("%-6s", n.Risk)), c.Pods, c.Evict, c.Skip, c.Block, surgeCol(c.Surge), forecastCols(n.Forecast), c.High, c.Medium, c.Low)
+		podW := 0
+		for _, v := range n.Pods {
+			if v.Action == Surge && v.Surge != nil {
+				podW = max(podW, len("Pod ")+len(name(v.Namespace, v.Name)))
+			}
+		}
+		for _, v := range n.Pods {
+			if m := v.Surge; v.Action == Surge && m != nil {
+				fmt.Fprintf(bw, "  surge     %-*s  %s %s %d→%d, then evict (PDB %s)\n", podW, "Pod "+name(v.Namespace, v.Name),
+					m.Kind, name(v.Namespace, m.Name), m.Replicas, m.Replicas+1, m.PDB)
+			}
+		}
 		if f := n.Forecast; f != nil {
 			if cp := f.CriticalPath; cp != nil {
 				fmt.Fprintf(bw, "  forecast  %-7s  %s %s: %s\n", "path", cp.Kind, name(cp.Namespace, cp.Name), pathText(cp))
@@ -114,6 +137,12 @@ func pathText(cp *CriticalPath) string {
 	if cp.Ready.Samples > 0 {
 		learned = fmt.Sprintf("learned from %d pods of %s", cp.Ready.Samples, cp.Ready.Workload)
 	}
+	if cp.Surge {
+		// Every eviction waits for a pod Ready: the surge pod's for the
+		// first, the previous one's replacement for each next.
+		return fmt.Sprintf("%d %s behind a surge, in %d %s of ready p50 %s (the surge pod's, then each replacement's), the last ending with the grace %s; ready p90 %s, %s",
+			cp.Pods, pods, cp.Rounds, plural(cp.Rounds, "round", "rounds"), cp.Ready.P50.Duration, cp.Grace.Duration, cp.Ready.P90.Duration, learned)
+	}
 	if cp.Rounds == 1 {
 		return fmt.Sprintf("%d %s in 1 round, gone after the grace %s; ready p50 %s, p90 %s, %s", cp.Pods, pods, cp.Grace.Duration,
 			cp.Ready.P50.Duration, cp.Ready.P90.Duration, learned)
@@ -124,4 +153,11 @@ func pathText(cp *CriticalPath) string {
 	}
 	return fmt.Sprintf("%d %s in %d rounds of %s (%s), the last ending with the grace %s; ready p90 %s, %s", cp.Pods, pods, cp.Rounds,
 		cp.RoundTime.Duration, round, cp.Grace.Duration, cp.Ready.P90.Duration, learned)
+}
+
+func plural(n int, one, more string) string {
+	if n == 1 {
+		return one
+	}
+	return more
 }

@@ -76,8 +76,13 @@ func DaemonSetOf(d *appsv1.DaemonSet) Object          { return Object{MetaOf(&d.
 func JobOf(j *batchv1.Job) Object                     { return Object{MetaOf(&j.ObjectMeta)} }
 func CronJobOf(j *batchv1.CronJob) Object             { return Object{MetaOf(&j.ObjectMeta)} }
 func StorageClassOf(c *storagev1.StorageClass) Object { return Object{MetaOf(&c.ObjectMeta)} }
-func HorizontalPodAutoscalerOf(h *autoscalingv2.HorizontalPodAutoscaler) Object {
-	return Object{MetaOf(&h.ObjectMeta)}
+
+// HorizontalPodAutoscalerOf keeps of an autoscaler its metadata, the object
+// it scales and its bounds.
+func HorizontalPodAutoscalerOf(h *autoscalingv2.HorizontalPodAutoscaler) HorizontalPodAutoscaler {
+	v := HorizontalPodAutoscaler{ObjectMeta: MetaOf(&h.ObjectMeta)}
+	v.Spec.ScaleTargetRef, v.Spec.MinReplicas, v.Spec.MaxReplicas = h.Spec.ScaleTargetRef, h.Spec.MinReplicas, h.Spec.MaxReplicas
+	return v
 }
 
 func scalable(m *metav1.ObjectMeta, replicas *int32, ready int32) Scalable {

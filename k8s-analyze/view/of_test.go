@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,5 +123,26 @@ func TestNodeOf(t *testing.T) {
 	}
 	if got := NodeOf(&corev1.Node{}); got.Status.Allocatable != nil {
 		t.Errorf("a node without status has allocatable %+v", got.Status.Allocatable)
+	}
+}
+
+// TestHorizontalPodAutoscalerOf: the object an autoscaler scales and its
+// bounds, which a surge must not fight; nothing of its metrics or status.
+func TestHorizontalPodAutoscalerOf(t *testing.T) {
+	one := int32(1)
+	h := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "hpa-1"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas:    &one, MaxReplicas: 5,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType}},
+		},
+		Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 3},
+	}
+	want := HorizontalPodAutoscaler{ObjectMeta: ObjectMeta{Name: "web", Namespace: "shop", UID: "hpa-1"}}
+	want.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+	want.Spec.MinReplicas, want.Spec.MaxReplicas = &one, 5
+	if diff := cmp.Diff(want, HorizontalPodAutoscalerOf(h)); diff != "" {
+		t.Errorf("HorizontalPodAutoscalerOf (-want +got):\n%s", diff)
 	}
 }

@@ -9,6 +9,7 @@
 package view
 
 import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,19 +25,19 @@ type Snapshot struct {
 	document.Header `json:",inline"`
 	Metadata        snapshot.Metadata `json:"metadata"`
 
-	Nodes                    []Node                  `json:"nodes"`
-	Pods                     []Pod                   `json:"pods"`
-	ReplicaSets              []Scalable              `json:"replicaSets"`
-	Deployments              []Scalable              `json:"deployments"`
-	StatefulSets             []Scalable              `json:"statefulSets"`
-	DaemonSets               []Object                `json:"daemonSets"`
-	Jobs                     []Object                `json:"jobs"`
-	CronJobs                 []Object                `json:"cronJobs"`
-	PodDisruptionBudgets     []PodDisruptionBudget   `json:"podDisruptionBudgets"`
-	PersistentVolumeClaims   []PersistentVolumeClaim `json:"persistentVolumeClaims"`
-	PersistentVolumes        []PersistentVolume      `json:"persistentVolumes"`
-	StorageClasses           []Object                `json:"storageClasses"`
-	HorizontalPodAutoscalers []Object                `json:"horizontalPodAutoscalers"`
+	Nodes                    []Node                    `json:"nodes"`
+	Pods                     []Pod                     `json:"pods"`
+	ReplicaSets              []Scalable                `json:"replicaSets"`
+	Deployments              []Scalable                `json:"deployments"`
+	StatefulSets             []Scalable                `json:"statefulSets"`
+	DaemonSets               []Object                  `json:"daemonSets"`
+	Jobs                     []Object                  `json:"jobs"`
+	CronJobs                 []Object                  `json:"cronJobs"`
+	PodDisruptionBudgets     []PodDisruptionBudget     `json:"podDisruptionBudgets"`
+	PersistentVolumeClaims   []PersistentVolumeClaim   `json:"persistentVolumeClaims"`
+	PersistentVolumes        []PersistentVolume        `json:"persistentVolumes"`
+	StorageClasses           []Object                  `json:"storageClasses"`
+	HorizontalPodAutoscalers []HorizontalPodAutoscaler `json:"horizontalPodAutoscalers"`
 }
 
 // ObjectMeta is the metadata the analysis reads: identity, generation (of
@@ -186,4 +187,16 @@ type PodDisruptionBudget struct {
 	ObjectMeta `json:"metadata"`
 	Spec       policyv1.PodDisruptionBudgetSpec   `json:"spec"`
 	Status     policyv1.PodDisruptionBudgetStatus `json:"status"`
+}
+
+// HorizontalPodAutoscaler keeps what a surge must not fight: the object the
+// autoscaler scales and the bounds it keeps the replicas in. A replica
+// count that a surge changed under an autoscaler would be changed back.
+type HorizontalPodAutoscaler struct {
+	ObjectMeta `json:"metadata"`
+	Spec       struct {
+		ScaleTargetRef autoscalingv2.CrossVersionObjectReference `json:"scaleTargetRef"`
+		MinReplicas    *int32                                    `json:"minReplicas"`
+		MaxReplicas    int32                                     `json:"maxReplicas"`
+	} `json:"spec"`
 }

@@ -284,7 +284,9 @@ func isNothing(sel labels.Selector) bool {
 //     are left out: their status counts are in the PDB's status;
 //   - the PVCs the pods on the nodes mount (persistentVolumeClaim and
 //     ephemeral volumes), their PVs and StorageClasses;
-//   - the HPAs whose target is an owner of a pod on the nodes.
+//   - the HPAs whose target is an owner of a pod on the nodes, anywhere in
+//     its chain (a Deployment reached through its ReplicaSet too): a surge
+//     must not scale what an autoscaler scales.
 //
 // A name that is not among s.Nodes is an error ("node X not found"). The
 // objects are shared with s, in s's order.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -26,10 +27,12 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	autoscalingv2client "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
 	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	policyv1client "k8s.io/client-go/kubernetes/typed/policy/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	autoscalinglisters "k8s.io/client-go/listers/autoscaling/v2"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
@@ -66,6 +69,9 @@ type Clients struct {
 	Apps   appsv1client.AppsV1Interface
 	Batch  batchv1client.BatchV1Interface
 	Policy policyv1client.PolicyV1Interface
+	// Autoscaling reads the HorizontalPodAutoscalers: a surge never scales
+	// an owner one of them scales.
+	Autoscaling autoscalingv2client.AutoscalingV2Interface
 }
 
 // Config is what a Controller needs.
@@ -132,6 +138,7 @@ type Controller struct {
 	daemonSets   appslisters.DaemonSetLister
 	jobs         batchlisters.JobLister
 	cronJobs     batchlisters.CronJobLister
+	hpas         autoscalinglisters.HorizontalPodAutoscalerLister
 
 	mu sync.Mutex
 	// slot serialises the plans' decisions (decide): the next plan reads
@@ -212,6 +219,7 @@ func New(cfg Config) *Controller {
 	cronInformer := informer(c, cl.Batch.CronJobs(""), &batchv1.CronJob{}, byNamespace)
 	pvInformer := informer(c, cl.Core.PersistentVolumes(), &corev1.PersistentVolume{}, cache.Indexers{})
 	pvcInformer := informer(c, cl.Core.PersistentVolumeClaims(""), &corev1.PersistentVolumeClaim{}, byNamespace)
+	hpaInformer := informer(c, cl.Autoscaling.HorizontalPodAutoscalers(""), &autoscalingv2.HorizontalPodAutoscaler{}, byNamespace)
 	c.nodes = corelisters.NewNodeLister(nodeInformer.GetIndexer())
 	c.pods = podCache{podInformer.GetIndexer()}
 	c.pdbs = policylisters.NewPodDisruptionBudgetLister(pdbInformer.GetIndexer())
@@ -223,6 +231,7 @@ func New(cfg Config) *Controller {
 	c.cronJobs = batchlisters.NewCronJobLister(cronInformer.GetIndexer())
 	c.pvs = corelisters.NewPersistentVolumeLister(pvInformer.GetIndexer())
 	c.pvcs = corelisters.NewPersistentVolumeClaimLister(pvcInformer.GetIndexer())
+	c.hpas = autoscalinglisters.NewHorizontalPodAutoscalerLister(hpaInformer.GetIndexer())
 
 	// Every plan of the cluster, whatever --selector says: the slots and
 	// the evictions in flight are counted cluster-wide; only the selected
@@ -302,7 +311,7 @@ func New(cfg Config) *Controller {
 	handle(pdbInformer, true, live)
 	// The owners and volumes the analysis reads: a change to one wakes the
 	// live plans on their add and delete (their updates are status churn).
-	for _, i := range []cache.SharedIndexInformer{rsInformer, depInformer, stsInformer, dsInformer, jobInformer, cronInformer, pvInformer, pvcInformer} {
+	for _, i := range []cache.SharedIndexInformer{rsInformer, depInformer, stsInformer, dsInformer, jobInformer, cronInformer, pvInformer, pvcInformer, hpaInformer} {
 		handle(i, false, live)
 	}
 	return c
@@ -657,6 +666,8 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 		err = c.cordon(ctx, p, dec, now)
 	case drain.Evict, drain.DryRunEvict:
 		err = c.evict(ctx, p, dec)
+	case drain.Scale:
+		err = c.scale(ctx, p, dec)
 	}
 	if err != nil {
 		return 0, err
@@ -956,6 +967,9 @@ func (c *Controller) finalize(ctx context.Context, p *api.MaintenancePlan) error
 	if !hasFinalizer(p) {
 		return nil
 	}
+	if err := c.restoreSurges(ctx, p); err != nil {
+		return fmt.Errorf("restore the surges on delete: %w", err)
+	}
 	req := cordon.Request{Owner: drain.Owner(p), Uncordon: true}
 	res, err := c.applyCordon(ctx, p.Spec.NodeName, req, c.cfg.Now())
 	if err != nil {
@@ -1004,6 +1018,8 @@ func slim(obj any) (any, error) {
 		o.Spec.Template = corev1.PodTemplateSpec{}
 	case *batchv1.CronJob:
 		o.Spec.JobTemplate = batchv1.JobTemplateSpec{}
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		o.Spec.Metrics, o.Spec.Behavior, o.Status = nil, nil, autoscalingv2.HorizontalPodAutoscalerStatus{} // its target is what a surge reads
 	}
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)

@@ -91,11 +91,14 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 		if err != nil {
 			return f, err
 		}
-		report, err := analyze.AnalyzeObjects(s, analyze.Options{Nodes: []string{node.Name}, Now: now})
+		report, err := analyze.AnalyzeObjects(s, analyze.Options{Nodes: []string{node.Name}, Now: now, Surge: p.Spec.Surge == api.SurgeIfNeeded})
 		if err != nil {
 			return f, fmt.Errorf("analyse node %s: %w", node.Name, err)
 		}
 		f.Analysis = &report.Nodes[0]
+		if err := c.surgeOwners(p, &f); err != nil {
+			return f, err
+		}
 		if !drain.Final(&p.Status) && p.DeletionTimestamp == nil && !p.Spec.Release {
 			if f.Forecast, f.ForecastAt, err = c.forecast(p, s, onNode, pdbs, now); err != nil {
 				return f, err
@@ -164,6 +167,15 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 	}
 	slices.Sort(f.Rivals)
 	return f, nil
+}
+
+// podNamespaces are the namespaces of pods, in order.
+func podNamespaces(pods []*cachedPod) []string {
+	ns := map[string]bool{}
+	for _, p := range pods {
+		ns[p.Namespace] = true
+	}
+	return sortedKeys(ns)
 }
 
 // before orders plans by creation, then name.
@@ -276,6 +288,15 @@ func (c *Controller) snapshot(node *corev1.Node, onNode []*cachedPod, pdbs []*po
 	}
 	chains.into(s)
 	s.Pods = podValues(pods)
+	// The autoscalers of the pods' namespaces: ForNodes keeps those whose
+	// target owns a pod of the node.
+	for _, ns := range podNamespaces(onNode) {
+		hpas, err := c.hpas.HorizontalPodAutoscalers(ns).List(labels.Everything())
+		if err != nil {
+			return nil, fmt.Errorf("list horizontal pod autoscalers in %s: %w", ns, err)
+		}
+		s.HorizontalPodAutoscalers = append(s.HorizontalPodAutoscalers, values(hpas)...)
+	}
 	return snapshot.ForNodes(s, node.Name)
 }
 

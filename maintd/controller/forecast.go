@@ -114,7 +114,7 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 	}
 	defer func() { c.forecastPods = clear0(v.Pods) }()
 	spec := drain.Defaulted(p.Spec)
-	r, err := analyze.Analyze(v, analyze.Options{Nodes: []string{node.Name}, Now: now,
+	r, err := analyze.Analyze(v, analyze.Options{Nodes: []string{node.Name}, Now: now, Surge: p.Spec.Surge == api.SurgeIfNeeded,
 		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions, Reaction: Reaction}})
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("forecast the drain of node %s: %w", node.Name, err)

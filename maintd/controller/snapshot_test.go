@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	autoscalinglisters "k8s.io/client-go/listers/autoscaling/v2"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
@@ -57,14 +59,15 @@ func TestSnapshotIsForNodes(t *testing.T) {
 	nodes, pods, pdbs, pvs, pvcs := indexer(nil), indexer(cache.Indexers{byNode: func(o any) ([]string, error) {
 		return []string{o.(*cachedPod).NodeName}, nil
 	}}), indexer(nil), indexer(nil), indexer(nil)
-	rs, deps, sts, dss, jobs, cjs := indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil)
+	rs, deps, sts, dss, jobs, cjs, hpas := indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil)
 	c.nodes, c.pods, c.pdbs = corelisters.NewNodeLister(nodes), podCache{pods}, policylisters.NewPodDisruptionBudgetLister(pdbs)
 	c.pvs, c.pvcs = corelisters.NewPersistentVolumeLister(pvs), corelisters.NewPersistentVolumeClaimLister(pvcs)
 	c.replicaSets, c.deployments, c.statefulSets = appslisters.NewReplicaSetLister(rs), appslisters.NewDeploymentLister(deps), appslisters.NewStatefulSetLister(sts)
 	c.daemonSets, c.jobs, c.cronJobs = appslisters.NewDaemonSetLister(dss), batchlisters.NewJobLister(jobs), batchlisters.NewCronJobLister(cjs)
+	c.hpas = autoscalinglisters.NewHorizontalPodAutoscalerLister(hpas)
 
 	// Every object of the kinds maintd caches, in the caches and in one
-	// snapshot (HorizontalPodAutoscalers and StorageClasses are not cached).
+	// snapshot (StorageClasses are not cached).
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	full, slimmed := snapshot.New(), snapshot.New()
 	full.Metadata.CapturedAt.Time, slimmed.Metadata.CapturedAt.Time = now, now
@@ -96,6 +99,7 @@ func TestSnapshotIsForNodes(t *testing.T) {
 	slimmed.PersistentVolumes, slimmed.PersistentVolumeClaims = cacheAll(t, pvs, full.PersistentVolumes), cacheAll(t, pvcs, full.PersistentVolumeClaims)
 	slimmed.ReplicaSets, slimmed.Deployments, slimmed.StatefulSets = cacheAll(t, rs, full.ReplicaSets), cacheAll(t, deps, full.Deployments), cacheAll(t, sts, full.StatefulSets)
 	slimmed.DaemonSets, slimmed.Jobs, slimmed.CronJobs = cacheAll(t, dss, full.DaemonSets), cacheAll(t, jobs, full.Jobs), cacheAll(t, cjs, full.CronJobs)
+	slimmed.HorizontalPodAutoscalers = cacheAll(t, hpas, full.HorizontalPodAutoscalers)
 
 	for _, node := range full.Nodes {
 		t.Run(node.Name, func(t *testing.T) {
@@ -137,37 +141,44 @@ func TestSnapshotIsForNodes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := analyze.Options{Nodes: []string{node.Name}, Now: now}
-			wantReport, err := analyze.AnalyzeObjects(served, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gotReport, err := analyze.AnalyzeObjects(got, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(encode(t, wantReport), encode(t, gotReport)); diff != "" {
-				t.Errorf("analysis of %s (-objects as served +as cached): %s", node.Name, diff)
-			}
+			// With and without a surge: the verdicts on every pod (the
+			// owner a surge scales, or why none can) agree too.
+			for _, surge := range []bool{false, true} {
+				opts := analyze.Options{Nodes: []string{node.Name}, Now: now, Surge: surge}
+				wantReport, err := analyze.AnalyzeObjects(served, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotReport, err := analyze.AnalyzeObjects(got, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(encode(t, wantReport), encode(t, gotReport)); diff != "" {
+					t.Errorf("analysis of %s, surge %t (-objects as served +as cached): %s", node.Name, surge, diff)
+				}
 
-			// The drain forecast maintd makes from its caches is the one
-			// k8s-analyze makes from a whole-cluster snapshot.
-			c.forecasts = map[string]forecastMemo{}
-			plan := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "p"}, Spec: api.MaintenancePlanSpec{NodeName: node.Name}}
-			gotForecast, _, err := c.forecast(plan, got, onNode, budgets, now)
-			if err != nil {
-				t.Fatal(err)
-			}
-			whole, err := analyze.AnalyzeObjects(full, analyze.Options{Nodes: []string{node.Name}, Now: now,
-				Forecast: &analyze.ForecastOptions{Concurrency: drain.DefaultMaxConcurrentEvictions, Reaction: Reaction}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(whole.Nodes[0].Forecast, gotForecast); diff != "" {
-				t.Errorf("forecast of %s (-k8s-analyze on every object +maintd from its caches): %s", node.Name, diff)
-			}
-			if gotForecast.Pods == 0 {
-				t.Errorf("forecast of %s times no pod", node.Name)
+				// The drain forecast maintd makes from its caches is the
+				// one k8s-analyze makes from a whole-cluster snapshot.
+				c.forecasts = map[string]forecastMemo{}
+				plan := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "p"}, Spec: api.MaintenancePlanSpec{NodeName: node.Name}}
+				if surge {
+					plan.Spec.Surge = api.SurgeIfNeeded
+				}
+				gotForecast, _, err := c.forecast(plan, got, onNode, budgets, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				whole, err := analyze.AnalyzeObjects(full, analyze.Options{Nodes: []string{node.Name}, Now: now, Surge: surge,
+					Forecast: &analyze.ForecastOptions{Concurrency: drain.DefaultMaxConcurrentEvictions, Reaction: Reaction}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(whole.Nodes[0].Forecast, gotForecast); diff != "" {
+					t.Errorf("forecast of %s, surge %t (-k8s-analyze on every object +maintd from its caches): %s", node.Name, surge, diff)
+				}
+				if gotForecast.Pods == 0 {
+					t.Errorf("forecast of %s times no pod", node.Name)
+				}
 			}
 		})
 	}
@@ -180,6 +191,7 @@ func sortSnapshot(s *snapshot.Snapshot) {
 	s.PersistentVolumes, s.PersistentVolumeClaims = sorted(s.PersistentVolumes), sorted(s.PersistentVolumeClaims)
 	s.ReplicaSets, s.Deployments, s.StatefulSets = sorted(s.ReplicaSets), sorted(s.Deployments), sorted(s.StatefulSets)
 	s.DaemonSets, s.Jobs, s.CronJobs = sorted(s.DaemonSets), sorted(s.Jobs), sorted(s.CronJobs)
+	s.HorizontalPodAutoscalers = sorted(s.HorizontalPodAutoscalers)
 }
 
 func sorted[T any, PT interface {
@@ -243,6 +255,8 @@ func add(s *snapshot.Snapshot, obj runtime.Object) bool {
 		s.Jobs = append(s.Jobs, *o)
 	case *batchv1.CronJob:
 		s.CronJobs = append(s.CronJobs, *o)
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		s.HorizontalPodAutoscalers = append(s.HorizontalPodAutoscalers, *o)
 	default:
 		return false
 	}

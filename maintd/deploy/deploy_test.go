@@ -646,9 +646,14 @@ func leastPrivilege(t *testing.T, ctx context.Context, cs kubernetes.Interface) 
 	add("", "pods", true, read...)
 	add("", "persistentvolumeclaims", true, read...)
 	add("", "pods/eviction", true, "create")
-	for _, r := range []string{"replicasets", "deployments", "statefulsets", "daemonsets"} {
+	// A surge writes the replica count of a Deployment or ReplicaSet
+	// with its annotations in one patch; it never writes a pod.
+	add("apps", "replicasets", true, "get", "list", "watch", "patch")
+	add("apps", "deployments", true, "get", "list", "watch", "patch")
+	for _, r := range []string{"statefulsets", "daemonsets"} {
 		add("apps", r, true, read...)
 	}
+	add("autoscaling", "horizontalpodautoscalers", true, read...)
 	add("batch", "jobs", true, read...)
 	add("batch", "cronjobs", true, read...)
 	add("policy", "poddisruptionbudgets", true, read...)

@@ -72,6 +72,9 @@ type Facts struct {
 	// not both spend its one disruption (the second would meet a 429).
 	// Their pods that exist are in Pods.
 	Others []api.ActivePod
+	// Owners are the owners that the plan's surges name and that the
+	// pods needing a surge would scale, by OwnerKey.
+	Owners map[string]SurgeOwner
 }
 
 // Pod is one pod as the cache shows it.
@@ -107,6 +110,8 @@ const (
 	Evict       Action = "evict"
 	DryRunEvict Action = "dry-run-evict"
 	Uncordon    Action = "uncordon"
+	// Scale writes the replica counts of surges (Decision.Scales).
+	Scale Action = "scale"
 )
 
 // Target is one pod to evict.
@@ -129,6 +134,8 @@ type Decision struct {
 	// Action, with its Targets for evictions.
 	Action  Action
 	Targets []Target
+	// Scales are the surges' writes, for Scale.
+	Scales []OwnerScale
 	// Owner and Reason are the cordon annotations' values, for Cordon and
 	// Uncordon; NodeUID is the node the cordon is meant for.
 	Owner, Reason string
@@ -186,11 +193,16 @@ func ParseOwner(owner string) (name string, uid types.UID, ok bool) {
 func Scope(s api.MaintenancePlanSpec) string {
 	risks := slices.Clone(s.AcceptedRisks)
 	slices.Sort(risks)
+	surge := s.Surge
+	if surge == api.SurgeNever {
+		surge = "" // the default, as a plan made before surges digests it
+	}
 	b, _ := json.Marshal(struct {
 		W []api.WorkloadRef
 		A bool
 		R []string
-	}{s.Workloads, s.AllowAllWorkloads, risks})
+		S api.SurgePolicy `json:",omitempty"`
+	}{s.Workloads, s.AllowAllWorkloads, risks, surge})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -219,6 +231,7 @@ func Decide(f Facts, p *api.MaintenancePlan, now time.Time) Decision {
 	d.st = *p.Status.DeepCopy()
 	d.dec.Owner, d.dec.Reason = Owner(p), p.Spec.Reason
 	d.decide()
+	d.restoreOnStop()
 	d.finish()
 	d.forecast()
 	d.dec.Status = d.st
@@ -235,6 +248,9 @@ type decider struct {
 	// retry are the active pods whose request got no answer in time: they
 	// may be picked again, read live first.
 	retry map[types.UID]bool
+	// surgeBusy names the owners a surge would scale that carry another
+	// plan's surge.
+	surgeBusy []string
 }
 
 func (d *decider) set(phase api.Phase, reason api.Reason, format string, args ...any) {
@@ -285,7 +301,7 @@ func (d *decider) decide() {
 		return
 	}
 	if started && Scope(d.p.Spec) != ep.Scope {
-		d.set(api.Blocked, api.PlanSpecChanged, "workloads, allowAllWorkloads or acceptedRisks changed after the drain started (generation %d, started at %d): create a new plan", d.p.Generation, ep.PlanGeneration)
+		d.set(api.Blocked, api.PlanSpecChanged, "workloads, allowAllWorkloads, acceptedRisks or surge changed after the drain started (generation %d, started at %d): create a new plan", d.p.Generation, ep.PlanGeneration)
 		return
 	}
 	if started {
@@ -463,10 +479,19 @@ func (d *decider) highRisk(pods []analyze.PodVerdict) bool {
 		pod  analyze.PodVerdict
 		code analyze.Code
 	}
-	var overlap, misconfigured, other []hit
+	var overlap, noSurge, misconfigured, other []hit
+	surge := d.spec.Surge == api.SurgeIfNeeded
 	for _, v := range pods {
 		for _, c := range v.Reasons {
 			if checks[c] != analyze.High || accepted[string(c)] {
+				continue
+			}
+			switch {
+			case (c == analyze.PDBZeroSpec || c == analyze.AllReplicasOnNode) && surge && (v.Action == analyze.Surge || d.surged(v)):
+				// A surge of this plan adds the replica elsewhere first.
+				continue
+			case c == analyze.PDBZeroSpec && surge && v.NoSurge != "":
+				noSurge = append(noSurge, hit{v, c})
 				continue
 			}
 			switch c {
@@ -488,9 +513,16 @@ func (d *decider) highRisk(pods []analyze.PodVerdict) bool {
 		}
 		d.set(api.Blocked, api.PDBOverlap, "pod %s/%s is selected by %d PodDisruptionBudgets (%s): the Eviction API refuses it (500); make the PDBs disjoint",
 			v.Namespace, v.Name, len(names), strings.Join(names, ", "))
+	case len(noSurge) > 0:
+		v := noSurge[0].pod
+		d.set(api.Blocked, api.SurgeImpossible, "%s; pod %s/%s can never be evicted while it is healthy (%s) and no surge can move it: %s", d.pdbText(v), v.Namespace, v.Name, noSurge[0].code, v.NoSurge)
 	case len(misconfigured) > 0:
 		v := misconfigured[0].pod
-		d.set(api.Blocked, api.PDBMisconfigured, "%s; pod %s/%s can never be evicted while it is healthy (%s): fix the PDB", d.pdbText(v), v.Namespace, v.Name, misconfigured[0].code)
+		fix := "fix the PDB"
+		if v.Surge != nil && misconfigured[0].code == analyze.PDBZeroSpec {
+			fix = fmt.Sprintf("fix the PDB, or set spec.surge: IfNeeded to move it with one more replica of %s %s (%d to %d)", v.Surge.Kind, v.Surge.Name, v.Surge.Replicas, v.Surge.Replicas+1)
+		}
+		d.set(api.Blocked, api.PDBMisconfigured, "%s; pod %s/%s can never be evicted while it is healthy (%s): %s", d.pdbText(v), v.Namespace, v.Name, misconfigured[0].code, fix)
 	case len(other) > 0:
 		var parts []string
 		for i, h := range other {

@@ -57,6 +57,9 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		d.dec.Requeue = time.Nanosecond
 		return
 	}
+	if d.surge(pods) {
+		return
+	}
 
 	active := map[string]bool{}
 	inFlight := 0
@@ -68,6 +71,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 	}
 	unreflected := d.unreflected()
 	picked := map[string]int{}
+	waited := map[string]bool{}
 	var waits []string
 	waitReason := api.Reason("")
 	slots := d.spec.MaxConcurrentEvictions - inFlight
@@ -82,6 +86,9 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		key := ""
 		if pred.PDB != "" {
 			key = v.Namespace + "/" + pred.PDB
+		}
+		if key != "" {
+			waited[key] = true // undone below if picked
 		}
 		if c := d.cooldown(key); key != "" && c != nil {
 			waits = append(waits, fmt.Sprintf("%s: %s", key, c.Message))
@@ -119,6 +126,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		slots--
 		if key != "" {
 			picked[key]++
+			delete(waited, key)
 		}
 		t := Target{Namespace: v.Namespace, Name: v.Name, UID: v.UID, PDB: pred.PDB, PDBVersion: d.f.PDBs[key].ResourceVersion, Live: d.retry[v.UID]}
 		d.dec.Targets = append(d.dec.Targets, t)
@@ -144,6 +152,10 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		d.set(api.Draining, api.WaitingForPodExit, "waiting for %s to exit", strings.Join(waiting, ", "))
 	case len(waits) > 0:
 		slices.Sort(waits)
+		if pending := d.surgePending(waited); pending != "" {
+			d.set(api.Draining, api.SurgePending, "%s; %s", pending, strings.Join(slices.Compact(waits), "; "))
+			break
+		}
 		d.set(api.CoolingDown, waitReason, "%s", strings.Join(slices.Compact(waits), "; "))
 	case inFlight == 0 && d.st.Pods.Remaining == 0:
 		ep.Cooldowns = nil
@@ -161,7 +173,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 // blocking reports whether a cooldown reason holds the plan in Blocked.
 func blocking(r api.Reason) bool {
 	switch r {
-	case api.EvictionForbidden, api.EvictionRejected, api.PDBOverlap, api.PDBMisconfigured:
+	case api.EvictionForbidden, api.EvictionRejected, api.PDBOverlap, api.PDBMisconfigured, api.SurgeImpossible:
 		return true
 	}
 	return false

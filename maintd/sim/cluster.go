@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -124,14 +125,61 @@ func (s *store) kubelet(act bool) (n int, next time.Time) {
 	return n, next
 }
 
+// deployments sets the replica count of each Deployment's ReplicaSet to
+// the Deployment's (one ReplicaSet each: no rollouts are simulated).
+func (s *store) deployments() int {
+	n := 0
+	for _, o := range s.list(rsR, "", nil) {
+		rs := o.(*appsv1.ReplicaSet)
+		ref := metav1.GetControllerOf(rs)
+		if ref == nil {
+			continue
+		}
+		d, err := s.get(depsR, rs.Namespace, ref.Name)
+		if err != nil || d.(*appsv1.Deployment).UID != ref.UID {
+			continue
+		}
+		if want := ptrOr(d.(*appsv1.Deployment).Spec.Replicas, 1); ptrOr(rs.Spec.Replicas, 1) != want {
+			rs.Spec.Replicas = &want
+			if _, err := s.update(rsR, rs, false); err == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// doomed orders a ReplicaSet's pods as it deletes them on a scale-down
+// (pkg/controller.ActivePods, simplified): not scheduled, then not
+// running, then not Ready, then the newest first.
+func doomed(a, b *corev1.Pod) int {
+	rank := func(p *corev1.Pod) int {
+		switch {
+		case p.Spec.NodeName == "":
+			return 0
+		case p.Status.Phase != corev1.PodRunning:
+			return 1
+		case !ready(p):
+			return 2
+		}
+		return 3
+	}
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra - rb
+	}
+	return b.CreationTimestamp.Compare(a.CreationTimestamp.Time)
+}
+
 // replicaSets creates a pod for each missing replica of every ReplicaSet
-// (deleting pods do not count, as in Kubernetes) and writes the
-// ReplicaSets' and Deployments' status.
+// (deleting pods do not count, as in Kubernetes), deletes the pods over
+// its count (doomed first), and writes the ReplicaSets' and Deployments'
+// status.
 func (s *store) replicaSets(readyDelay func() string) int {
 	n := 0
 	for _, o := range s.list(rsR, "", nil) {
 		rs := o.(*appsv1.ReplicaSet)
 		owned, readyN := 0, 0
+		var active []*corev1.Pod
 		for _, p := range s.list(podsR, rs.Namespace, nil) {
 			pod := p.(*corev1.Pod)
 			if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != rs.UID {
@@ -139,12 +187,25 @@ func (s *store) replicaSets(readyDelay func() string) int {
 			}
 			if pod.DeletionTimestamp == nil {
 				owned++
+				active = append(active, pod)
 				if ready(pod) {
 					readyN++
 				}
 			}
 		}
 		want := int(ptrOr(rs.Spec.Replicas, 1))
+		if owned > want {
+			slices.SortStableFunc(active, doomed)
+			for _, pod := range active[:owned-want] {
+				if _, err := s.remove(podsR, pod.Namespace, pod.Name, pod.UID, true); err == nil {
+					n++
+					owned--
+					if ready(pod) {
+						readyN--
+					}
+				}
+			}
+		}
 		for ; owned < want; owned++ {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rs.Namespace, GenerateName: rs.Name + "-",
 				Labels:          rs.Spec.Template.Labels,

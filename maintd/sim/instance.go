@@ -96,7 +96,7 @@ func (w *World) start(sel labels.Selector, name string) *instance {
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: in.name, DelayingQueue: in.queue})
 	in.ctrl = controller.New(controller.Config{
-		Clients:  controller.Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1()},
+		Clients:  controller.Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2()},
 		Plans:    plans.MaintenanceV1alpha1().MaintenancePlans(),
 		Poster:   poster{w, in},
 		Selector: sel, MaxNodes: w.MaxNodes, Now: w.clock.Now,
@@ -192,8 +192,11 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 		return true, nil, apierrors.NewConflict(a.GetResource().GroupResource(), nameOf(a), errors.New("the object has been modified (injected)"))
 	}
 	var before runtime.Object
-	if a.GetResource() == plansR && a.GetSubresource() == "status" {
+	switch r := a.GetResource(); {
+	case r == plansR && a.GetSubresource() == "status":
 		before, _ = w.s.get(plansR, "", nameOf(a))
+	case (r == depsR || r == rsR) && write:
+		before, _ = w.s.get(r, a.GetNamespace(), nameOf(a))
 	}
 	out, err := w.s.react(a)
 	if l, ok := a.(k8stesting.ListActionImpl); ok && err == nil && l.ListOptions.ResourceVersion != "" {
@@ -209,7 +212,7 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 			w.wrote(in, a, before, out)
 		}
 	}
-	if f == killAfter {
+	if f == killAfter || f == killAfterScale {
 		in.dead = true
 		w.logf("kill %s after %s %s (applied, answer lost)", in.name, a.GetVerb(), describeAction(a))
 		return true, nil, errKilled

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
@@ -168,6 +169,61 @@ var schedules = map[string]struct {
 			w.rounds(5, time.Second, plansR, nodesR)
 			w.edit(nodesR, "", "node-2", func(o any) { o.(*corev1.Node).Labels["disk"] = "ssd" })
 			w.rounds(5, time.Second, plansR, nodesR)
+		},
+	},
+	"11 a surge scales its owner once and restores it once, across restarts": {
+		// The single replica of app single has a budget that never allows
+		// its eviction; the plan moves it with a surge. maintd is killed
+		// right after the scale-up is applied (its answer lost), and again
+		// right after the restore: the next leader must neither scale the
+		// owner a second time nor restore it twice.
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "single", Replicas: 1, PDB: "never"}}},
+		maxNodes: 1,
+		path: []string{"kill maintd-1 after patch deployments shop/single", "surge single 1 -> 2", "evict shop/single-5d8f-0 -> 201",
+			"restore single 2 -> 1", "kill maintd-2 after patch deployments shop/single", "Drained on plan-1"},
+		run: func(w *World) {
+			spec := planSpec("node-1")
+			spec.Surge = api.SurgeIfNeeded
+			w.arm(killAfterScale)
+			w.createPlan("plan-1", spec)
+			w.rounds(5, time.Second, plansR, nodesR)
+			w.reap()
+			w.start(labels.Everything(), "")
+			w.arm(killAfterScale)
+			for range 30 {
+				w.mu.Lock()
+				w.cluster()
+				w.mu.Unlock()
+				w.rounds(1, time.Second, resources...)
+				if w.reap(); w.leader() == nil {
+					break
+				}
+			}
+		},
+	},
+	"12 a plan deleted mid-surge restores its owner": {
+		// The surge's pod fits nowhere (the other nodes are cordoned by a
+		// person; the plan accepts it): the plan waits, surge-pending, and
+		// is deleted. Its finalizer restores the owner before it lets the
+		// plan go.
+		scenario: Scenario{Nodes: 2, FromFirstNode: true, Workloads: []Workload{{Name: "single", Replicas: 1, PDB: "never"}}},
+		maxNodes: 1,
+		path:     []string{"surge single 1 -> 2", "waiting for the pods the surges added", "person: delete plan-1", "restore single 2 -> 1"},
+		run: func(w *World) {
+			w.edit(nodesR, "", "node-2", func(o any) { o.(*corev1.Node).Spec.Unschedulable = true })
+			spec := planSpec("node-1")
+			spec.Surge, spec.AcceptedRisks = api.SurgeIfNeeded, []string{"replacement-unschedulable"}
+			w.createPlan("plan-1", spec)
+			for range 10 {
+				w.mu.Lock()
+				w.cluster()
+				w.mu.Unlock()
+				w.rounds(1, time.Second, resources...)
+			}
+			w.mu.Lock()
+			_, err := w.s.remove(plansR, "", "plan-1", "", false)
+			w.logf("person: delete plan-1 -> %s", errText(err))
+			w.mu.Unlock()
 		},
 	},
 	"9 slots are counted across selectors": {

@@ -10,6 +10,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -40,13 +41,14 @@ var (
 	jobsR     = batchv1.SchemeGroupVersion.WithResource("jobs")
 	cronJobsR = batchv1.SchemeGroupVersion.WithResource("cronjobs")
 	plansR    = api.SchemeGroupVersion.WithResource("maintenanceplans")
-	resources = []schema.GroupVersionResource{nodesR, podsR, pvsR, pvcsR, pdbsR, rsR, depsR, stsR, dsR, jobsR, cronJobsR, plansR}
+	hpasR     = autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
+	resources = []schema.GroupVersionResource{nodesR, podsR, pvsR, pvcsR, pdbsR, rsR, depsR, stsR, dsR, jobsR, cronJobsR, plansR, hpasR}
 	listKinds = map[schema.GroupVersionResource]func() runtime.Object{}
 	scheme    = runtime.NewScheme()
 )
 
 func init() {
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, policyv1.AddToScheme, api.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, policyv1.AddToScheme, api.AddToScheme, autoscalingv2.AddToScheme} {
 		if err := add(scheme); err != nil {
 			panic(err)
 		}
@@ -63,6 +65,7 @@ func init() {
 	listKinds[jobsR] = func() runtime.Object { return &batchv1.JobList{} }
 	listKinds[cronJobsR] = func() runtime.Object { return &batchv1.CronJobList{} }
 	listKinds[plansR] = func() runtime.Object { return &api.MaintenancePlanList{} }
+	listKinds[hpasR] = func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} }
 }
 
 // store holds the objects of the simulated cluster, by resource and

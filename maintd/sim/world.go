@@ -21,11 +21,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -63,8 +65,16 @@ type World struct {
 	// pinning draws what the seeds with a pinned workload add (labels, a
 	// node selector, a person labelling nodes), apart from rng, so that
 	// the other seeds play as they did before pinning existed.
-	pinning   *rand.Rand
-	pinned    bool
+	pinning *rand.Rand
+	pinned  bool
+	// surging draws what the seeds whose plans surge add (the surge
+	// option, an autoscaler, a person scaling a surged workload), apart
+	// from rng as pinning is.
+	surging *rand.Rand
+	surge   bool
+	// replicas are the Deployments' replica counts as people set them:
+	// once every surge is restored, each has its own.
+	replicas  map[string]int32
 	clock     *clocktesting.FakeClock
 	mu        sync.Mutex // the store and the instances' views
 	s         *store
@@ -110,7 +120,8 @@ func retries(pr string) bool {
 
 // New is a world for seed with a scenario drawn from it.
 func New(seed int64) *World {
-	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), pinning: rand.New(rand.NewPCG(uint64(seed), 0x919)), clock: clocktesting.NewFakeClock(epoch),
+	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), pinning: rand.New(rand.NewPCG(uint64(seed), 0x919)),
+		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
 		silence: map[types.UID]*silence{}}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
@@ -163,6 +174,8 @@ type Scenario struct {
 	Selectors []string
 	// Labels are extra labels of nodes, by name.
 	Labels map[string]map[string]string
+	// Autoscaled names the workloads a HorizontalPodAutoscaler scales.
+	Autoscaled []string
 }
 
 // Workload is one Deployment of a scenario.
@@ -175,6 +188,8 @@ type Workload struct {
 	// NodeSelector pins the pods to the nodes it matches: they are placed
 	// round-robin on those, and their replacements fit only there.
 	NodeSelector map[string]string
+	// On, when set, is the node its pods are placed on first.
+	On string
 }
 
 // draw draws a scenario from the seed.
@@ -212,6 +227,19 @@ func (w *World) draw() Scenario {
 		}
 		sc.Workloads = append(sc.Workloads, Workload{Name: "pinned", Replicas: 1 + pr.IntN(2), PDB: "max1", ReadyAfter: pr.IntN(20), NodeSelector: map[string]string{"disk": "ssd"}})
 	}
+	if sr := w.surging; sr.IntN(3) == 0 {
+		// The plans move with a surge the pods whose budget never allows
+		// their eviction; a single-replica app with such a budget is
+		// added, and an autoscaler scales one of the apps at 1 in 4.
+		w.surge = true
+		for i := range sc.Plans {
+			sc.Plans[i].Surge = api.SurgeIfNeeded
+		}
+		sc.Workloads = append(sc.Workloads, Workload{Name: "single", Replicas: 1 + sr.IntN(2), PDB: "never", ReadyAfter: sr.IntN(20), On: sc.Plans[0].NodeName})
+		if sr.IntN(4) == 0 {
+			sc.Autoscaled = append(sc.Autoscaled, "single")
+		}
+	}
 	return sc
 }
 
@@ -232,6 +260,10 @@ func (w *World) Setup(sc Scenario) {
 		if !sc.FromFirstNode {
 			start = w.rng.IntN(sc.Nodes)
 		}
+	}
+	for _, name := range sc.Autoscaled {
+		w.must(w.s.create(hpasR, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: name, APIVersion: "apps/v1"}, MaxReplicas: 10}}))
 	}
 	for range 10 {
 		w.cluster()
@@ -283,6 +315,7 @@ func (w *World) workload(wl Workload, nodes, start int) {
 		return
 	}
 	dep = o.(*appsv1.Deployment)
+	w.replicas[dep.Name] = replicas
 	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: wl.Name + "-5d8f",
 		Labels: sel, OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dep, appsv1.SchemeGroupVersion.WithKind("Deployment"))}},
 		Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel}, Template: tmpl}}
@@ -293,6 +326,10 @@ func (w *World) workload(wl Workload, nodes, start int) {
 	}
 	rs = o.(*appsv1.ReplicaSet)
 	var fit []string // the nodes its pods go to, round-robin from start
+	if wl.On != "" {
+		fmt.Sscanf(wl.On, "node-%d", &start)
+		start--
+	}
 	for i := range nodes {
 		name := fmt.Sprintf("node-%d", (start+i)%nodes+1)
 		if o, err := w.s.get(nodesR, "", name); err == nil && labels.SelectorFromSet(wl.NodeSelector).Matches(labels.Set(o.(*corev1.Node).Labels)) {
@@ -340,6 +377,7 @@ func (w *World) cluster() int {
 	n := w.s.schedule()
 	k, _ := w.s.kubelet(true)
 	n += k
+	n += w.s.deployments()
 	n += w.s.replicaSets(w.readyDelay)
 	d, _ := w.s.disruption(true)
 	return n + d
@@ -490,6 +528,7 @@ func (w *World) step() {
 		case 1:
 			w.s.kubelet(true)
 		case 2:
+			w.s.deployments()
 			w.s.replicaSets(w.readyDelay)
 		case 3:
 			w.s.disruption(true)
@@ -562,6 +601,9 @@ const (
 	// killBeforeEviction kills before the next eviction only (a script's).
 	killBeforeEviction faultKind = "kill-before-eviction"
 	killAfter          faultKind = "kill-after-request"
+	// killAfterScale kills after the next write to an owner is applied (a
+	// script's).
+	killAfterScale faultKind = "kill-after-scale"
 	conflict           faultKind = "409-on-status-write"
 	throttle           faultKind = "429-throttle-eviction"
 	lost               faultKind = "eviction-answer-lost"
@@ -589,6 +631,8 @@ func (w *World) fault(in *instance, a k8stesting.Action) faultKind {
 			fits = a.GetResource() == plansR && a.GetSubresource() == "status"
 		case killBeforeEviction:
 			fits = eviction
+		case killAfterScale:
+			fits = a.GetResource() == depsR || a.GetResource() == rsR
 		default:
 			fits = eviction
 		}
@@ -607,6 +651,18 @@ func (w *World) actor() {
 	defer w.mu.Unlock()
 	nodes := w.s.list(nodesR, "", nil)
 	plans := w.s.list(plansR, "", nil)
+	if w.surge && w.surging.IntN(8) == 0 {
+		// A person adds a replica to an app, maybe while a surge holds it.
+		deps := w.s.list(depsR, Namespace, nil)
+		d := deps[w.surging.IntN(len(deps))].(*appsv1.Deployment)
+		n := ptrOr(d.Spec.Replicas, 1) + 1
+		_, err := w.s.patch(depsR, Namespace, d.Name, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, n))
+		if err == nil {
+			w.replicas[d.Name]++
+		}
+		w.logf("person: scale %s to %d (surge %q) -> %s", d.Name, n, d.Annotations[drain.SurgeAnnotation], errText(err))
+		return
+	}
 	if w.pinned && w.pinning.IntN(10) == 0 {
 		if len(plans) > 0 && w.pinning.IntN(3) == 0 {
 			// A person accepts replacements that fit nowhere now (an
@@ -795,6 +851,10 @@ func statusText(st *metav1.Status) string {
 // wrote records a write of maintd that the invariants follow: a plan's
 // status (silence, the drain's start) and a node's cordon. w.mu is held.
 func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Object) {
+	if a.GetResource() == depsR || a.GetResource() == rsR {
+		w.scaled(in, before, out)
+		return
+	}
 	p, ok := out.(*api.MaintenancePlan)
 	if !ok || a.GetSubresource() != "status" {
 		return
@@ -844,6 +904,82 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 		w.violate("plan %s flapped back to %s while nothing it reads changed", p.Name, pr)
 	}
 	sl.last, sl.seen[pr] = pr, true
+}
+
+// scaled checks a write of maintd to an owner: a surge's scale-up adds one
+// replica and the annotation naming its plan, to an owner without one; its
+// restore removes the annotation and sets the count RestoreTo says; no
+// other write changes a replica count. w.mu is held.
+func (w *World) scaled(in *instance, before, out runtime.Object) {
+	if before == nil {
+		w.violate("%s wrote an owner that did not exist", in.name)
+		return
+	}
+	bm, _ := meta.Accessor(before)
+	om, _ := meta.Accessor(out)
+	replicas := func(o runtime.Object) int32 {
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			return ptrOr(o.Spec.Replicas, 1)
+		case *appsv1.ReplicaSet:
+			return ptrOr(o.Spec.Replicas, 1)
+		}
+		return 0
+	}
+	was, is := bm.GetAnnotations()[drain.SurgeAnnotation], om.GetAnnotations()[drain.SurgeAnnotation]
+	rb, ro := replicas(before), replicas(out)
+	name := om.GetName()
+	switch {
+	case was == "" && is != "":
+		if ro != rb+1 {
+			w.violate("%s surged %s from %d to %d replicas, not one more", in.name, name, rb, ro)
+		}
+		w.logf("%s: surge %s %d -> %d for %s", in.name, name, rb, ro, is)
+	case was != "" && is != "":
+		w.violate("%s wrote %s again while it carries the surge of %s (now %s; replicas %d -> %d)", in.name, name, was, is, rb, ro)
+	case was != "" && is == "":
+		from, err := strconv.Atoi(bm.GetAnnotations()[drain.SurgeFromAnnotation])
+		if err != nil {
+			w.violate("%s's surge annotations have no count to restore: %v", name, err)
+			return
+		}
+		to, _, _ := drain.RestoreTo(int32(from), rb)
+		if ro != to {
+			w.violate("%s restored %s to %d replicas (it had %d, %d before the surge); the restore is %d", in.name, name, ro, rb, from, to)
+		}
+		w.logf("%s: restore %s %d -> %d", in.name, name, rb, ro)
+	case rb != ro:
+		w.violate("%s changed %s's replicas from %d to %d without a surge", in.name, name, rb, ro)
+	}
+}
+
+// surged checks that no owner carries the surge of a plan that is gone or
+// stopped (terminal, Blocked, Failed, released or being deleted), unless
+// the controller will look at that plan again (scheduled). w.mu is held.
+func (w *World) surged(scheduled map[string]bool) {
+	plans := map[string]*api.MaintenancePlan{}
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		plans[p.Name] = p
+	}
+	for _, r := range []schema.GroupVersionResource{depsR, rsR} {
+		for _, o := range w.s.list(r, Namespace, nil) {
+			m, _ := meta.Accessor(o)
+			mark := m.GetAnnotations()[drain.SurgeAnnotation]
+			if mark == "" {
+				continue
+			}
+			name, uid, _ := drain.ParseOwner(mark)
+			p := plans[name]
+			switch {
+			case scheduled[name]:
+			case p == nil || p.UID != uid:
+				w.violate("%s %s stays scaled up by the surge of plan %s, which is gone", r.Resource, m.GetName(), name)
+			case drain.Final(&p.Status) || p.Status.Phase == api.Blocked || p.Status.Phase == api.Failed || p.Spec.Release || p.DeletionTimestamp != nil:
+				w.violate("%s %s stays scaled up by the surge of plan %s, which is %s/%s (release %t, deleting %t)", r.Resource, m.GetName(), name, p.Status.Phase, p.Status.Reason, p.Spec.Release, p.DeletionTimestamp != nil)
+			}
+		}
+	}
 }
 
 // replaceable checks, when plan p starts its drain, that every pod on its
@@ -987,6 +1123,7 @@ func (w *World) stuck(strict bool) {
 		}
 		in.queue.mu.Unlock()
 	}
+	w.surged(scheduled)
 	held := w.held()
 	// The PDBs under which a live plan has a request whose answer may
 	// still come (or be tried again): waiting on them is right.
@@ -1040,6 +1177,12 @@ func (w *World) final() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.stuck(true)
+	for _, o := range w.s.list(depsR, Namespace, nil) {
+		d := o.(*appsv1.Deployment)
+		if got, want := ptrOr(d.Spec.Replicas, 1), w.replicas[d.Name]; d.Annotations[drain.SurgeAnnotation] == "" && got != want {
+			w.violate("Deployment %s has %d replicas once its surges are restored, not %d as people set it", d.Name, got, want)
+		}
+	}
 	for _, o := range w.s.list(plansR, "", nil) {
 		p := o.(*api.MaintenancePlan)
 		st := p.Status

@@ -125,7 +125,31 @@ type MaintenancePlanSpec struct {
 	// reports them; it writes nothing but this plan's status.
 	// +optional
 	DryRun bool `json:"dryRun,omitempty"`
+
+	// Surge says what to do with a pod whose PodDisruptionBudget never
+	// allows its eviction (a single replica with minAvailable: 1, three
+	// with minAvailable: 3). Never (the default) blocks the plan
+	// (pdb-misconfigured). IfNeeded moves it with no downtime when its
+	// owner is a Deployment or ReplicaSet that no HorizontalPodAutoscaler
+	// scales: maintd adds one replica to the owner (recording the original
+	// count in status.evictionProgress.surges and in the owner's
+	// maintenance.sentinel.dev/surge annotations first), waits until the
+	// new pod is Ready, evicts the old pod through the Eviction API (which
+	// the budget now allows), and restores the replica count once.
+	// +optional
+	// +kubebuilder:default=Never
+	Surge SurgePolicy `json:"surge,omitempty"`
 }
+
+// SurgePolicy says whether a plan may add a replica to move a pod.
+// +kubebuilder:validation:Enum=Never;IfNeeded
+type SurgePolicy string
+
+// The surge policies.
+const (
+	SurgeNever    SurgePolicy = "Never"
+	SurgeIfNeeded SurgePolicy = "IfNeeded"
+)
 
 // WorkloadRef names a workload whose pods may be evicted.
 type WorkloadRef struct {
@@ -164,21 +188,28 @@ type Reason string
 
 // Reasons of the steps.
 const (
-	WaitingForSlot     Reason = "waiting-for-slot"
-	CordonSubmitted    Reason = "cordon-submitted"
-	CordonObserved     Reason = "cordon-observed"
-	EvictionRequested  Reason = "eviction-requested"
-	EvictionAccepted   Reason = "eviction-accepted"
-	WaitingForPodExit  Reason = "waiting-for-pod-exit"
-	BudgetExhausted    Reason = "pdb-budget-exhausted"
-	PDBStale           Reason = "pdb-stale"
-	EvictionThrottled  Reason = "eviction-throttled"
-	APIContention      Reason = "api-contention"
-	BudgetRecovered    Reason = "budget-recovered"
-	ReasonDrained      Reason = "drained"
-	UncordonSubmitted  Reason = "uncordon-submitted"
-	Uncordoned         Reason = "uncordoned"
-	DryRunDone         Reason = "dry-run"
+	WaitingForSlot    Reason = "waiting-for-slot"
+	CordonSubmitted   Reason = "cordon-submitted"
+	CordonObserved    Reason = "cordon-observed"
+	EvictionRequested Reason = "eviction-requested"
+	EvictionAccepted  Reason = "eviction-accepted"
+	WaitingForPodExit Reason = "waiting-for-pod-exit"
+	BudgetExhausted   Reason = "pdb-budget-exhausted"
+	PDBStale          Reason = "pdb-stale"
+	EvictionThrottled Reason = "eviction-throttled"
+	APIContention     Reason = "api-contention"
+	BudgetRecovered   Reason = "budget-recovered"
+	ReasonDrained     Reason = "drained"
+	UncordonSubmitted Reason = "uncordon-submitted"
+	Uncordoned        Reason = "uncordoned"
+	DryRunDone        Reason = "dry-run"
+	// SurgeRequested: an owner is being scaled up by one replica.
+	SurgeRequested Reason = "surge-requested"
+	// SurgePending: the pod a surge added is not Ready yet (or not
+	// scheduled: no node can take it); nothing it covers is evicted.
+	SurgePending Reason = "surge-pending"
+	// SurgeRestoring: a surge's replica count is being restored.
+	SurgeRestoring     Reason = "surge-restoring"
 	ReleasedBeforeWork Reason = "released"
 )
 
@@ -194,12 +225,16 @@ const (
 	// that never allows or never refills, a replacement that fits nowhere):
 	// the plan blocks before any write.
 	DrainNeverCompletes Reason = "drain-never-completes"
-	PDBMisconfigured    Reason = "pdb-misconfigured"
-	EvictionForbidden   Reason = "eviction-forbidden"
-	EvictionRejected    Reason = "eviction-rejected"
-	PlanSpecChanged     Reason = "plan-spec-changed"
-	TargetReplaced      Reason = "target-replaced"
-	DeadlineExceeded    Reason = "deadline-exceeded"
+	// SurgeImpossible: a pod's budget never allows its eviction and no
+	// surge can move it (a StatefulSet, a bare pod, an owner that a
+	// HorizontalPodAutoscaler scales or that maintd may not write).
+	SurgeImpossible   Reason = "surge-impossible"
+	PDBMisconfigured  Reason = "pdb-misconfigured"
+	EvictionForbidden Reason = "eviction-forbidden"
+	EvictionRejected  Reason = "eviction-rejected"
+	PlanSpecChanged   Reason = "plan-spec-changed"
+	TargetReplaced    Reason = "target-replaced"
+	DeadlineExceeded  Reason = "deadline-exceeded"
 )
 
 // Condition types.
@@ -361,6 +396,39 @@ type EvictionProgress struct {
 	// NextActionAt is when maintd acts next at the latest.
 	// +optional
 	NextActionAt *metav1.Time `json:"nextActionAt,omitempty"`
+	// Surges are the owners this plan scaled up by one replica (or is
+	// about to) to move their pods (spec.surge), each restored once.
+	// +optional
+	// +listType=atomic
+	Surges []Surge `json:"surges,omitempty"`
+}
+
+// Surge is one owner scaled up by one replica so that its pods on the node
+// can be evicted with no moment of downtime.
+type Surge struct {
+	// Kind is Deployment or ReplicaSet.
+	Kind      string    `json:"kind"`
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	UID       types.UID `json:"uid"`
+	// PDB is the budget that never allowed the eviction without the surge.
+	PDB string `json:"pdb"`
+	// From is the owner's spec.replicas before the surge, written before
+	// the owner is scaled to From+1.
+	From int32 `json:"from"`
+	// State is intended (written before the scale-up), scaled (the owner
+	// has From+1 and the annotation naming this plan), restoring (written
+	// before the scale-down) or restored.
+	State string `json:"state"`
+	// ScaledAt and RestoredAt are when the owner was scaled and restored.
+	// +optional
+	ScaledAt *metav1.Time `json:"scaledAt,omitempty"`
+	// +optional
+	RestoredAt *metav1.Time `json:"restoredAt,omitempty"`
+	// Message says what the restore did: the count set back, or why a
+	// count someone else changed during the surge was left as it is.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // WorkloadUID binds an allowed workload to its UID.

@@ -24,14 +24,15 @@ func app() *cli.App {
 		Summary: "drain a node through maintd, and watch it happen (kubectl maint)",
 		Synopsis: []string{
 			"kubectl maint drain NODE (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]",
-			"                         [--reason TEXT] [--name PLAN] [--dry-run] [--wait|--no-wait] [--timeout D] [-o json|yaml]",
+			"                         [--surge] [--reason TEXT] [--name PLAN] [--dry-run] [--wait|--no-wait] [--timeout D] [-o json|yaml]",
 			"kubectl maint uncordon NODE [--keep] [--timeout D] [-o json|yaml]",
 			"kubectl maint status [NODE|PLAN] [-w] [-o json|yaml]",
-			"kubectl maint preflight NODE [--workloads ...|--all-workloads] [--accept RISK]... [-o table|json|yaml]",
+			"kubectl maint preflight NODE [--workloads ...|--all-workloads] [--accept RISK]... [--surge] [-o table|json|yaml]",
 		},
 		Doc: doc,
 		Examples: []command.Example{
 			{Comment: "Drain node-1, letting every workload's pods go, and watch it live", Command: "kubectl maint drain node-1 --all-workloads --reason 'kernel 6.12 (change-4712)'"},
+			{Comment: "Move single-replica apps whose budget never allows an eviction, with no downtime (a surge)", Command: "kubectl maint drain node-1 --all-workloads --surge"},
 			{Comment: "Only the web shop's Deployment may move; accept that its volume re-attaches", Command: "kubectl maint drain node-1 --workloads deployment/shop/web --accept rwo-reattach --deadline 30m"},
 			{Comment: "What would a drain of node-1 do? The preflight, in-process, and a dry run by maintd", Command: "kubectl maint preflight node-1 && kubectl maint drain node-1 --all-workloads --dry-run"},
 			{Comment: "Start the drain and return; follow it later", Command: "kubectl maint drain node-1 --all-workloads --no-wait && kubectl maint status -w node-1"},

@@ -24,7 +24,7 @@ func drainCommand() *cli.Command {
 		Name:  "drain",
 		Usage: "create a MaintenancePlan for NODE and follow it until Drained, Blocked or Failed",
 		UsageText: `kubectl maint drain NODE (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]
-                         [--reason TEXT] [--name PLAN] [--dry-run] [--wait|--no-wait] [--timeout D] [-o json|yaml]`,
+                         [--surge] [--reason TEXT] [--name PLAN] [--dry-run] [--wait|--no-wait] [--timeout D] [-o json|yaml]`,
 		Description: `Drain creates a MaintenancePlan for NODE, named NODE-<random> (or --name),
 labelled maintenance.sentinel.dev/created-by with the user the API server
 knows you as, and app.kubernetes.io/managed-by=kubectl-maint. maintd does
@@ -48,13 +48,19 @@ when --timeout ends. Ctrl-C stops watching and leaves the plan running;
 server-side dry run of each eviction, writing nothing but the plan's
 status; drain prints each pod's verdict, deletes the plan, and exits 0
 when every eviction would be accepted now, 2 when a budget refuses one now,
-3 when the plan is blocked or an eviction is refused for good.`,
+3 when the plan is blocked or an eviction is refused for good.
+
+--surge lets maintd move a pod whose PodDisruptionBudget never allows its
+eviction (a single replica under minAvailable: 1): it adds one replica to
+the pod's Deployment, waits until the new pod is Ready, evicts the old one
+(the budget now allows it) and restores the replica count, once.`,
 		ArgsUsage: "NODE",
 		Flags: withKube(
 			&cli.StringSliceFlag{Name: "workloads", Usage: "the workloads whose pods may be evicted: `KIND/NAMESPACE/NAME`, comma-separated or repeated (kind: deployment, statefulset, replicaset, job)"},
 			&cli.BoolFlag{Name: "all-workloads", Usage: "every pod a controller owns may be evicted (DaemonSet, mirror and finished pods stay)"},
 			&cli.StringSliceFlag{Name: "accept", Usage: "accept the high-risk finding `RISK` (a k8s-analyze code, e.g. rwo-reattach); repeatable"},
 			&cli.StringFlag{Name: "deadline", Usage: "fail the drain if it is not Drained `DURATION` after the cordon (default: 1h)"},
+			&cli.BoolFlag{Name: "surge", Usage: "move a pod whose PodDisruptionBudget never allows its eviction (one replica, minAvailable: 1) with no downtime: one more replica of its Deployment first, restored after (spec.surge: IfNeeded)"},
 			&cli.StringFlag{Name: "reason", Usage: "why, shown in the plan and on the node (`TEXT`, e.g. a change ticket)"},
 			&cli.StringFlag{Name: "name", Usage: "the plan's `NAME` (default: NODE-<random>)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "maintd checks and dry-runs each eviction; nothing but the plan is written, and it is deleted at the end"},
@@ -141,7 +147,7 @@ func drainAction(c *cli.Context) error {
 
 // drainRequest reads drain's (and preflight's) flags and NODE.
 func drainRequest(c *cli.Context) (plan.Request, error) {
-	req := plan.Request{Node: c.Args().First(), Name: c.String("name"), Reason: c.String("reason"), AllWorkloads: c.Bool("all-workloads"), DryRun: c.Bool("dry-run")}
+	req := plan.Request{Node: c.Args().First(), Name: c.String("name"), Reason: c.String("reason"), AllWorkloads: c.Bool("all-workloads"), DryRun: c.Bool("dry-run"), Surge: c.Bool("surge")}
 	if err := plan.ValidName("node", req.Node); err != nil {
 		return req, command.Usage("%v", err)
 	}

@@ -27,7 +27,7 @@ func preflightCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "preflight",
 		Usage:     "what a plan for NODE would do, judged now: the snapshot and the analysis in-process, then maintd's decision",
-		UsageText: "kubectl maint preflight NODE [--workloads KIND/NS/NAME,...|--all-workloads] [--accept RISK]... [-o table|json|yaml]",
+		UsageText: "kubectl maint preflight NODE [--workloads KIND/NS/NAME,...|--all-workloads] [--accept RISK]... [--surge] [-o table|json|yaml]",
 		Description: `Preflight takes the snapshot a drain of NODE needs and analyses it, as
 "k8s-snapshot --node NODE | k8s-analyze --node NODE" would, in-process, and
 then asks maintd's own decision code what a plan with these flags would do
@@ -45,6 +45,7 @@ the plan would be Blocked.`,
 			&cli.StringSliceFlag{Name: "workloads", Usage: "the workloads whose pods the plan may evict: `KIND/NAMESPACE/NAME`, comma-separated or repeated"},
 			&cli.BoolFlag{Name: "all-workloads", Usage: "the plan may evict every pod a controller owns (also without --workloads)"},
 			&cli.StringSliceFlag{Name: "accept", Usage: "the plan accepts the high-risk finding `RISK`; repeatable"},
+			&cli.BoolFlag{Name: "surge", Usage: "the plan moves a pod whose budget never allows its eviction with one more replica of its owner (drain --surge)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output `FORMAT`: table, json or yaml"},
 			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on the snapshot (`DURATION`)"},
 		),
@@ -84,7 +85,7 @@ func preflightAction(c *cli.Context) error {
 		return fmt.Errorf("snapshot of node %s: %w", req.Node, err)
 	}
 	now := timeNow()
-	report, err := analyze.AnalyzeObjects(s, analyze.Options{Nodes: []string{req.Node}, Wall: now,
+	report, err := analyze.AnalyzeObjects(s, analyze.Options{Nodes: []string{req.Node}, Wall: now, Surge: req.Surge,
 		Forecast: &analyze.ForecastOptions{Concurrency: analyze.DefaultConcurrency, DefaultReady: analyze.DefaultReadyTime}})
 	if err != nil {
 		return err

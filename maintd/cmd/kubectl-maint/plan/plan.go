@@ -42,6 +42,9 @@ type Request struct {
 	// Deadline; 0 is the CRD's default (1h).
 	Deadline time.Duration
 	DryRun   bool
+	// Surge moves a pod whose budget never allows its eviction with one
+	// more replica of its owner first (spec.surge: IfNeeded).
+	Surge bool
 }
 
 // New is the plan of r, created by user (as the API server names them).
@@ -67,6 +70,9 @@ func New(r Request, user string) *api.MaintenancePlan {
 	}
 	if r.Deadline > 0 {
 		p.Spec.Deadline = &metav1.Duration{Duration: r.Deadline}
+	}
+	if r.Surge {
+		p.Spec.Surge = api.SurgeIfNeeded
 	}
 	return p
 }
