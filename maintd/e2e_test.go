@@ -520,7 +520,7 @@ func TestEvictionForbidden(t *testing.T) {
 	defer cancel()
 	e := newEnv(t, ctx, 2, "maintd-drain.yaml")
 	waitReady(t, ctx, e, 4)
-	kc := e.limitedRole(t, ctx, "no-evict", func(r rbacv1.PolicyRule) bool {
+	kc := e.limitedRole(t, ctx, "no-evict", func(r *rbacv1.PolicyRule) bool {
 		return len(r.Resources) != 1 || r.Resources[0] != "pods/eviction"
 	})
 	e.startMaintd(t, kc)
@@ -545,9 +545,9 @@ func TestEvictionForbidden(t *testing.T) {
 }
 
 // limitedRole binds a ServiceAccount of e's namespace to a ClusterRole with
-// the rules of the shipped one that keep selects, and returns its
-// kubeconfig.
-func (e env) limitedRole(t *testing.T, ctx context.Context, name string, keep func(rbacv1.PolicyRule) bool) string {
+// the rules of the shipped one that keep selects (keep may also narrow a
+// rule it keeps), and returns its kubeconfig.
+func (e env) limitedRole(t *testing.T, ctx context.Context, name string, keep func(*rbacv1.PolicyRule) bool) string {
 	t.Helper()
 	role, err := cp.ApplyClusterRole(ctx, "deploy/rbac.yaml")
 	if err != nil {
@@ -555,7 +555,7 @@ func (e env) limitedRole(t *testing.T, ctx context.Context, name string, keep fu
 	}
 	limited := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "maintd-" + name + "-" + e.ns}}
 	for _, r := range role.Rules {
-		if keep(r) {
+		if keep(&r) {
 			limited.Rules = append(limited.Rules, r)
 		}
 	}
@@ -576,7 +576,7 @@ func TestStopBeforeSync(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	e := newEnv(t, ctx, 1)
-	kc := e.limitedRole(t, ctx, "plans-only", func(r rbacv1.PolicyRule) bool {
+	kc := e.limitedRole(t, ctx, "plans-only", func(r *rbacv1.PolicyRule) bool {
 		return slices.Contains(r.APIGroups, api.SchemeGroupVersion.Group)
 	})
 	m := e.startMaintd(t, kc)

@@ -3,20 +3,25 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/take"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
@@ -47,7 +52,7 @@ func (e env) watchAvailability(t *testing.T, ctx context.Context, floor map[stri
 		t.Fatal(err)
 	}
 	for i := range pods.Items {
-		a.pod(&pods.Items[i], false)
+		a.pod(&pods.Items[i], false, false)
 	}
 	deps, err := e.admin.AppsV1().Deployments(e.ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -81,7 +86,7 @@ func (e env) watchAvailability(t *testing.T, ctx context.Context, floor map[stri
 					continue
 				}
 				if pod, ok := ev.Object.(*corev1.Pod); ok {
-					a.pod(pod, ev.Type == watch.Added)
+					a.pod(pod, ev.Type == watch.Added, true)
 					if ev.Type == watch.Deleted {
 						a.gone(pod)
 					}
@@ -105,7 +110,9 @@ func (e env) watchAvailability(t *testing.T, ctx context.Context, floor map[stri
 	return a
 }
 
-func (a *availability) pod(pod *corev1.Pod, added bool) {
+// pod notes a pod's state: added by a watch event, checked against the
+// floor (not while the list before the watch is read).
+func (a *availability) pod(pod *corev1.Pod, added, check bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	app := pod.Labels["app"]
@@ -120,7 +127,9 @@ func (a *availability) pod(pod *corev1.Pod, added bool) {
 	} else {
 		delete(a.ready[app], pod.Name)
 	}
-	a.check(app, pod)
+	if check {
+		a.check(app, pod)
+	}
 }
 
 func (a *availability) gone(pod *corev1.Pod) {
@@ -135,7 +144,8 @@ func (a *availability) gone(pod *corev1.Pod) {
 // held.
 func (a *availability) check(app string, pod *corev1.Pod) {
 	if n, ok := a.floor[app]; ok && len(a.ready[app]) < n {
-		a.low = append(a.low, fmt.Sprintf("%s had %d Ready pods (floor %d) after an event of pod %s", app, len(a.ready[app]), n, pod.Name))
+		a.low = append(a.low, fmt.Sprintf("%s had %d Ready pods (floor %d: %v) after an event of pod %s (node %q, %s, deleting %t)",
+			app, len(a.ready[app]), n, slices.Sorted(maps.Keys(a.ready[app])), pod.Name, pod.Spec.NodeName, pod.Status.Phase, pod.DeletionTimestamp != nil))
 	}
 }
 
@@ -215,6 +225,53 @@ func (e env) restored(t *testing.T, ctx context.Context, history map[string][]in
 	}
 }
 
+// preflight is k8s-analyze's report, with a surge, on a snapshot of node
+// 1 taken now (as kubectl maint preflight --surge takes it): its verdict on
+// each pod of the node, by pod name.
+func (e env) preflight(t *testing.T, ctx context.Context) map[string]analyze.PodVerdict {
+	t.Helper()
+	src, err := take.NewREST(cp.Config(controlplane.Admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := take.Take(ctx, src, take.Options{Nodes: []string{e.node(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := analyze.AnalyzeObjects(s, analyze.Options{Nodes: []string{e.node(1)}, Surge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]analyze.PodVerdict{}
+	for _, v := range r.Nodes[0].Pods {
+		if v.Namespace == e.ns {
+			out[v.Name] = v
+		}
+	}
+	return out
+}
+
+// agree checks that the plan surged exactly the owners the preflight's
+// surge verdicts named, from the counts they named.
+func agree(t *testing.T, verdicts map[string]analyze.PodVerdict, done *api.MaintenancePlan) {
+	t.Helper()
+	want := map[string]int32{}
+	for name, v := range verdicts {
+		if v.Action != analyze.Surge || v.Surge == nil {
+			t.Errorf("preflight: pod %s: action %s (%v), want surge", name, v.Action, v.Reasons)
+			continue
+		}
+		want[v.Surge.Kind+"/"+v.Surge.Name] = v.Surge.Replicas
+	}
+	got := map[string]int32{}
+	for _, s := range done.Status.EvictionProgress.Surges {
+		got[s.Kind+"/"+s.Name] = s.From
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("owners surged (-k8s-analyze --surge's verdicts +maintd's surges):\n%s", diff)
+	}
+}
+
 // no429 checks the audit log for refused evictions.
 func (e env) no429(t *testing.T) int {
 	t.Helper()
@@ -248,6 +305,7 @@ func TestSurge(t *testing.T) {
 			e := newEnv(t, ctx, 3)
 			ready := 2 * time.Second
 			floor := e.surgeApps(t, ctx, tc.apps, tc.replicas, ready)
+			verdicts := e.preflight(t, ctx)
 			watched := e.watchAvailability(t, ctx, floor)
 			m := e.startMaintd(t, "")
 			start := time.Now()
@@ -274,6 +332,7 @@ func TestSurge(t *testing.T) {
 				want[app] = []int32{tc.replicas, tc.replicas + 1, tc.replicas}
 			}
 			e.restored(t, ctx, history, want)
+			agree(t, verdicts, done)
 			evictions := e.no429(t)
 			for _, s := range done.Status.EvictionProgress.Surges {
 				if s.State != drain.SurgeRestored || s.Message == "" {
@@ -398,11 +457,18 @@ func TestSurgeStops(t *testing.T) {
 	})
 	blocked := func(t *testing.T, ctx context.Context, e env, mention string) {
 		t.Helper()
+		verdicts := e.preflight(t, ctx)
 		e.startMaintd(t, "")
 		p := e.plan(t, ctx, "no-surge", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Surge: api.SurgeIfNeeded})
 		b := e.waitPhase(t, ctx, p.Name, api.Blocked, api.SurgeImpossible)
 		if !strings.Contains(b.Status.Message, mention) {
 			t.Errorf("message does not name %q: %s", mention, b.Status.Message)
+		}
+		// The preflight says the same, pod by pod.
+		for name, v := range verdicts {
+			if v.Action != analyze.Block || v.NoSurge == "" || !strings.Contains(b.Status.Message, v.NoSurge) {
+				t.Errorf("preflight: pod %s: action %s, noSurge %q; the plan says: %s", name, v.Action, v.NoSurge, b.Status.Message)
+			}
 		}
 		if w := nodeWrites(t, e.node(1)); len(w) > 0 {
 			t.Errorf("node written: %+v", w)
@@ -427,6 +493,29 @@ func TestSurgeStops(t *testing.T) {
 		}
 		if d.Generation != 1 || d.Annotations[drain.SurgeAnnotation] != "" {
 			t.Errorf("the autoscaled Deployment was written: generation %d, annotations %v", d.Generation, d.Annotations)
+		}
+	})
+	t.Run("owner maintd may not write", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		e := newEnv(t, ctx, 2)
+		e.surgeApps(t, ctx, 1, 1, time.Second)
+		kc := e.limitedRole(t, ctx, "no-scale", func(r *rbacv1.PolicyRule) bool {
+			if slices.Contains(r.Resources, "deployments") {
+				r.Verbs = slices.DeleteFunc(slices.Clone(r.Verbs), func(v string) bool { return v == "patch" })
+			}
+			return true
+		})
+		e.startMaintd(t, kc)
+		p := e.plan(t, ctx, "no-scale", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Surge: api.SurgeIfNeeded})
+		b := e.waitPhase(t, ctx, p.Name, api.Blocked, api.SurgeImpossible)
+		for _, part := range []string{"maintd may not scale Deployment " + e.ns + "/surge-1", "forbidden"} {
+			if !strings.Contains(b.Status.Message, part) {
+				t.Errorf("message does not say %q: %s", part, b.Status.Message)
+			}
+		}
+		if real, _ := e.evictions(t); len(real) > 0 {
+			t.Errorf("%d evictions sent without a surge", len(real))
 		}
 	})
 	t.Run("statefulset", func(t *testing.T) {

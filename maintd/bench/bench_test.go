@@ -374,6 +374,8 @@ type scenario struct {
 	ns, pool string
 	nodes    []string
 	pods     int // on the node to drain
+	// surge: maintd's plan moves pods with a surge (spec.surge IfNeeded).
+	surge bool
 }
 
 func (sc *scenario) target() string { return sc.nodes[0] }
@@ -716,6 +718,9 @@ func (b *bench) maintd(ctx context.Context, sc *scenario) run {
 		TypeMeta:   metav1.TypeMeta{APIVersion: api.SchemeGroupVersion.String(), Kind: "MaintenancePlan"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{runLabel: sc.ns}},
 		Spec:       api.MaintenancePlanSpec{NodeName: sc.target(), AllowAllWorkloads: true, Reason: "benchmark"},
+	}
+	if sc.surge {
+		plan.Spec.Surge = api.SurgeIfNeeded
 	}
 	start := time.Now()
 	if _, err := b.plans.Create(ctx, plan, metav1.CreateOptions{}); err != nil {

@@ -8,7 +8,10 @@
 #   scale: 200 kwok nodes and 6,000 pods: maintd's idle cost, the busiest
 #          nodes drained by maintd and by kubectl drain, 20 plans through 5
 #          slots ("## maintd at scale").
-# usage: run.sh [drain] [scale]       (default: both)
+#   surge: ten single-replica apps under minAvailable 1 on node-1: maintd
+#          with spec.surge against kubectl drain --timeout=60s
+#          ("## maintd surge").
+# usage: run.sh [drain] [scale] [surge]       (default: all three)
 #   BENCH_N=3          drains per tool (and size)
 #   BENCH_SIZES=10,40  drain: Deployments x 8 replicas (10: 20 pods on node-1, 40: 80)
 #   BENCH_IDLE=60s     scale: the idle window
@@ -24,13 +27,14 @@ if [[ -z "${BIN:-}" ]]; then
 fi
 export BENCH_LOGS="${BENCH_LOGS:-$(mktemp -d /tmp/maintd-bench-logs.XXXXXX)}"
 suites=("$@")
-[[ ${#suites[@]} -eq 0 ]] && suites=(drain scale)
+[[ ${#suites[@]} -eq 0 ]] && suites=(drain scale surge)
 status=0
 for s in "${suites[@]}"; do
 	case "$s" in
 	drain) test=TestDrainVersusKubectl heading="## maintd" ;;
 	scale) test=TestScale heading="## maintd at scale" ;;
-	*) echo "run.sh: unknown benchmark $s (drain, scale)" >&2; exit 2 ;;
+	surge) test=TestSurgeVersusKubectl heading="## maintd surge" ;;
+	*) echo "run.sh: unknown benchmark $s (drain, scale, surge)" >&2; exit 2 ;;
 	esac
 	out="$tmp/$s.md"
 	(cd "$root/maintd" && BENCH_OUT="$out" go test -tags bench -count=1 -timeout 60m -run "^$test\$" -v ./bench/) || status=1

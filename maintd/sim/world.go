@@ -604,11 +604,11 @@ const (
 	// killAfterScale kills after the next write to an owner is applied (a
 	// script's).
 	killAfterScale faultKind = "kill-after-scale"
-	conflict           faultKind = "409-on-status-write"
-	throttle           faultKind = "429-throttle-eviction"
-	lost               faultKind = "eviction-answer-lost"
-	timeoutApplied     faultKind = "eviction-timeout-applied"
-	timeoutNotSent     faultKind = "eviction-timeout-not-applied"
+	conflict       faultKind = "409-on-status-write"
+	throttle       faultKind = "429-throttle-eviction"
+	lost           faultKind = "eviction-answer-lost"
+	timeoutApplied faultKind = "eviction-timeout-applied"
+	timeoutNotSent faultKind = "eviction-timeout-not-applied"
 )
 
 var faultKinds = []faultKind{killBefore, killAfter, conflict, throttle, lost, timeoutApplied, timeoutNotSent}
