@@ -713,12 +713,7 @@ func TestRestart(t *testing.T) {
 	var killedAt []string
 	released := false
 	for {
-		cur := e.wait(t, ctx, p.Name, "a new step", func(q *api.MaintenancePlan) bool {
-			step := string(q.Status.Phase) + "/" + string(q.Status.Reason)
-			return q.Status.Phase != "" && !seen[step]
-		})
-		step := string(cur.Status.Phase) + "/" + string(cur.Status.Reason)
-		seen[step] = true
+		cur, step := e.nextStep(t, ctx, p.Name, seen)
 		if ep := cur.Status.EvictionProgress; ep != nil {
 			if started == nil {
 				started = ep.StartedAt.DeepCopy()
@@ -727,14 +722,7 @@ func TestRestart(t *testing.T) {
 			}
 		}
 		if cur.Status.Phase == api.Completed {
-			// A step may pass between two polls: the history has it.
-			for _, h := range steps(cur) {
-				seen[h] = true
-			}
 			break
-		}
-		if cur.Status.Phase == api.Blocked || cur.Status.Phase == api.Failed {
-			t.Fatalf("plan stopped at %s: %s", step, cur.Status.Message)
 		}
 		m.kill()
 		killedAt = append(killedAt, step)
@@ -782,6 +770,29 @@ func TestRestart(t *testing.T) {
 		t.Errorf("accepted evictions for %v, want the 2 pods of node 1", accepted)
 	}
 	m.stop(t)
+}
+
+// nextStep waits for a phase/reason of plan name not yet seen and marks it
+// seen, and fails the test when the plan is Blocked or Failed. Once the
+// plan is Drained or Completed, every step of its history is marked seen:
+// a step may pass between two polls.
+func (e env) nextStep(t *testing.T, ctx context.Context, name string, seen map[string]bool) (*api.MaintenancePlan, string) {
+	t.Helper()
+	cur := e.wait(t, ctx, name, "a new step", func(q *api.MaintenancePlan) bool {
+		step := string(q.Status.Phase) + "/" + string(q.Status.Reason)
+		return q.Status.Phase != "" && !seen[step]
+	})
+	step := string(cur.Status.Phase) + "/" + string(cur.Status.Reason)
+	seen[step] = true
+	switch cur.Status.Phase {
+	case api.Drained, api.Completed:
+		for _, h := range steps(cur) {
+			seen[h] = true
+		}
+	case api.Blocked, api.Failed:
+		t.Fatalf("plan stopped at %s: %s", step, cur.Status.Message)
+	}
+	return cur, step
 }
 
 func sortedSteps(m map[string]bool) []string {

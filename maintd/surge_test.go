@@ -359,20 +359,9 @@ func TestSurgeRestart(t *testing.T) {
 	seen := map[string]bool{}
 	var killedAt []string
 	for {
-		cur := e.wait(t, ctx, p.Name, "a new step", func(q *api.MaintenancePlan) bool {
-			step := string(q.Status.Phase) + "/" + string(q.Status.Reason)
-			return q.Status.Phase != "" && !seen[step]
-		})
-		step := string(cur.Status.Phase) + "/" + string(cur.Status.Reason)
-		seen[step] = true
+		cur, step := e.nextStep(t, ctx, p.Name, seen)
 		if cur.Status.Phase == api.Drained {
-			for _, h := range steps(cur) {
-				seen[h] = true
-			}
 			break
-		}
-		if cur.Status.Phase == api.Blocked || cur.Status.Phase == api.Failed {
-			t.Fatalf("plan stopped at %s: %s", step, cur.Status.Message)
 		}
 		m.kill()
 		killedAt = append(killedAt, step)

@@ -397,22 +397,9 @@ func (b *bench) setup(ctx context.Context, deployments int) *scenario {
 	if err := cp.CreateNodes(ctx, sc.pool, sc.nodes...); err != nil {
 		t.Fatal(err)
 	}
-	var manifests [][]byte
-	for d := range deployments {
-		m, err := controlplane.Expand(b.tmpl, map[string]string{"NAMESPACE": ns, "POOL": sc.pool, "NAME": fmt.Sprintf("d-%02d", d)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		manifests = append(manifests, m)
-	}
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	if err := cp.Apply(wctx, bytes.Join(manifests, []byte("\n---\n")), nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := cp.WaitPodsReady(wctx, ns, "bench=maintd", replicas*deployments); err != nil {
-		t.Fatal(err)
-	}
+	b.applyEach(wctx, sc, "d", deployments, "bench=maintd", replicas*deployments)
 	pods, err := b.admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "bench=maintd"})
 	if err != nil {
 		t.Fatal(err)
@@ -450,6 +437,28 @@ func (b *bench) setup(ctx context.Context, deployments int) *scenario {
 		t.Fatalf("scenario %s: %s: %v", ns, last, err)
 	}
 	return sc
+}
+
+// applyEach applies the benchmark's template once per app (NAME
+// prefix-00, prefix-01, ...) into sc's namespace and pool, and waits until
+// want pods of selector are Ready.
+func (b *bench) applyEach(ctx context.Context, sc *scenario, prefix string, apps int, selector string, want int) {
+	t := b.t
+	t.Helper()
+	var manifests [][]byte
+	for d := range apps {
+		m, err := controlplane.Expand(b.tmpl, map[string]string{"NAMESPACE": sc.ns, "POOL": sc.pool, "NAME": fmt.Sprintf("%s-%02d", prefix, d)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifests = append(manifests, m)
+	}
+	if err := cp.Apply(ctx, bytes.Join(manifests, []byte("\n---\n")), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.WaitPodsReady(ctx, sc.ns, selector, want); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // teardown deletes the scenario's namespace, waits until it is gone, and

@@ -3,7 +3,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -175,22 +174,9 @@ func (b *bench) surgeSetup(ctx context.Context) *scenario {
 		}
 	}
 	cordon(true)
-	var manifests [][]byte
-	for d := range surgeApps {
-		m, err := controlplane.Expand(b.tmpl, map[string]string{"NAMESPACE": ns, "POOL": sc.pool, "NAME": fmt.Sprintf("s-%02d", d)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		manifests = append(manifests, m)
-	}
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	if err := cp.Apply(wctx, bytes.Join(manifests, []byte("\n---\n")), nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := cp.WaitPodsReady(wctx, ns, "bench=surge", surgeApps); err != nil {
-		t.Fatal(err)
-	}
+	b.applyEach(wctx, sc, "s", surgeApps, "bench=surge", surgeApps)
 	cordon(false)
 	err = wait.PollUntilContextTimeout(wctx, 50*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list, err := b.admin.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
@@ -242,8 +228,12 @@ func (b *bench) watchApps(ctx context.Context, sc *scenario) func() (created, fe
 	}
 	type result struct{ created, fewest int }
 	out := make(chan result, 1)
+	fewest := surgeApps
+	for _, pods := range ready {
+		fewest = min(fewest, len(pods))
+	}
 	go func() {
-		r := result{fewest: surgeApps}
+		r := result{fewest: fewest}
 		for ev := range w.ResultChan() {
 			p, ok := ev.Object.(*corev1.Pod)
 			if !ok {

@@ -3,8 +3,11 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -145,16 +148,13 @@ func (c *Controller) readOwner(ctx context.Context, kind, namespace, name string
 	return nil, fmt.Errorf("a surge cannot scale a %s", kind)
 }
 
-// patchOwner writes an owner's replica count and surge annotations in one
-// merge patch, on the version read (resourceVersion: a change since then
-// is a conflict, and the surge is decided again). A nil annotation value
-// removes it.
-func (c *Controller) patchOwner(ctx context.Context, kind, namespace, name, rv string, replicas *int32, annotations map[string]*string) error {
-	body := map[string]any{"metadata": map[string]any{"resourceVersion": rv, "annotations": annotations}}
-	if replicas != nil {
-		body["spec"] = map[string]any{"replicas": *replicas}
-	}
-	data, err := json.Marshal(body)
+// patchOwner applies ops, a JSON patch, to an owner. Its test operations
+// are the write's preconditions on the fields the surge reads (the UID, the
+// replica count, the annotation): a status the owner's controller wrote
+// meanwhile does not make it fail, as a resourceVersion would. A failed
+// test is an error, and the surge is decided again.
+func (c *Controller) patchOwner(ctx context.Context, kind, namespace, name string, ops []patchOp) error {
+	data, err := json.Marshal(ops)
 	if err != nil {
 		return err
 	}
@@ -162,13 +162,54 @@ func (c *Controller) patchOwner(ctx context.Context, kind, namespace, name, rv s
 	defer cancel()
 	switch kind {
 	case "Deployment":
-		_, err = c.cfg.Clients.Apps.Deployments(namespace).Patch(ctx, name, types.MergePatchType, data, metav1.PatchOptions{})
+		_, err = c.cfg.Clients.Apps.Deployments(namespace).Patch(ctx, name, types.JSONPatchType, data, metav1.PatchOptions{})
 	case "ReplicaSet":
-		_, err = c.cfg.Clients.Apps.ReplicaSets(namespace).Patch(ctx, name, types.MergePatchType, data, metav1.PatchOptions{})
+		_, err = c.cfg.Clients.Apps.ReplicaSets(namespace).Patch(ctx, name, types.JSONPatchType, data, metav1.PatchOptions{})
 	default:
 		err = fmt.Errorf("a surge cannot scale a %s", kind)
 	}
 	return err
+}
+
+// patchOp is one operation of a JSON patch (RFC 6902).
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// annotationPath is the JSON pointer of annotation key.
+func annotationPath(key string) string {
+	return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}
+
+// scaleUpOps add one replica to an owner read live (o) with from replicas,
+// and the annotations naming the plan (owner) and from.
+func scaleUpOps(o *liveOwner, owner string, from int32) []patchOp {
+	ops := []patchOp{{"test", "/metadata/uid", o.meta.UID}, {"test", "/spec/replicas", from}}
+	marks := map[string]string{drain.SurgeAnnotation: owner, drain.SurgeFromAnnotation: strconv.Itoa(int(from))}
+	if o.meta.Annotations == nil {
+		ops = append(ops, patchOp{"add", "/metadata/annotations", marks})
+	} else {
+		for _, k := range []string{drain.SurgeAnnotation, drain.SurgeFromAnnotation} {
+			ops = append(ops, patchOp{"add", annotationPath(k), marks[k]})
+		}
+	}
+	return append(ops, patchOp{"replace", "/spec/replicas", from + 1})
+}
+
+// restoreOps remove the surge annotations of an owner read live (o) that
+// carries the surge of owner, and set its count to to when write.
+func restoreOps(o *liveOwner, owner string, to int32, write bool) []patchOp {
+	ops := []patchOp{{"test", "/metadata/uid", o.meta.UID}, {"test", annotationPath(drain.SurgeAnnotation), owner},
+		{"test", "/spec/replicas", o.replicas}, {Op: "remove", Path: annotationPath(drain.SurgeAnnotation)}}
+	if _, ok := o.meta.Annotations[drain.SurgeFromAnnotation]; ok {
+		ops = append(ops, patchOp{Op: "remove", Path: annotationPath(drain.SurgeFromAnnotation)})
+	}
+	if write {
+		ops = append(ops, patchOp{"replace", "/spec/replicas", to})
+	}
+	return ops
 }
 
 // scale writes the surges' replica counts Decide asked for, live and each
@@ -176,19 +217,28 @@ func (c *Controller) patchOwner(ctx context.Context, kind, namespace, name, rv s
 // records what each write did.
 func (c *Controller) scale(ctx context.Context, p *api.MaintenancePlan, dec drain.Decision) error {
 	owner := drain.Owner(p)
-	answers := make([]drain.ScaleAnswer, 0, len(dec.Scales))
-	for _, s := range dec.Scales {
-		a, err := c.scaleOne(ctx, p, owner, s)
-		if err != nil {
-			// What the others did is recorded; this one is decided again.
-			if rerr := c.recordScales(ctx, p, answers); rerr != nil {
-				return rerr
-			}
-			return err
-		}
-		answers = append(answers, a)
+	answers := make([]drain.ScaleAnswer, len(dec.Scales))
+	errs := make([]error, len(dec.Scales))
+	var wg sync.WaitGroup
+	send := wg.Go
+	if c.cfg.Serial {
+		send = func(f func()) { f() }
 	}
-	return c.recordScales(ctx, p, answers)
+	for i, s := range dec.Scales {
+		send(func() { answers[i], errs[i] = c.scaleOne(ctx, p, owner, s) })
+	}
+	wg.Wait()
+	// What the others did is recorded; one that failed is decided again.
+	done := answers[:0]
+	for i, a := range answers {
+		if errs[i] == nil {
+			done = append(done, a)
+		}
+	}
+	if err := c.recordScales(ctx, p, done); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
 }
 
 func (c *Controller) recordScales(ctx context.Context, p *api.MaintenancePlan, answers []drain.ScaleAnswer) error {
@@ -231,8 +281,7 @@ func (c *Controller) scaleOne(ctx context.Context, p *api.MaintenancePlan, owner
 			return a, fmt.Errorf("%s has %d replicas, the surge was decided on %d: deciding again", name, o.replicas, sg.From)
 		}
 		to := sg.From + 1
-		from := strconv.Itoa(int(sg.From))
-		err := c.patchOwner(ctx, sg.Kind, sg.Namespace, sg.Name, o.meta.ResourceVersion, &to, map[string]*string{drain.SurgeAnnotation: &owner, drain.SurgeFromAnnotation: &from})
+		err := c.patchOwner(ctx, sg.Kind, sg.Namespace, sg.Name, scaleUpOps(o, owner, sg.From))
 		switch {
 		case apierrors.IsForbidden(err):
 			a.Outcome, a.Message = drain.Forbidden, fmt.Sprintf("maintd may not scale %s: %v", name, err)
@@ -251,11 +300,7 @@ func (c *Controller) scaleOne(ctx context.Context, p *api.MaintenancePlan, owner
 		return a, nil
 	}
 	to, write, msg := drain.RestoreTo(sg.From, o.replicas)
-	var replicas *int32
-	if write {
-		replicas = &to
-	}
-	err = c.patchOwner(ctx, sg.Kind, sg.Namespace, sg.Name, o.meta.ResourceVersion, replicas, map[string]*string{drain.SurgeAnnotation: nil, drain.SurgeFromAnnotation: nil})
+	err = c.patchOwner(ctx, sg.Kind, sg.Namespace, sg.Name, restoreOps(o, owner, to, write))
 	if err != nil {
 		return a, fmt.Errorf("restore %s: %w", name, err)
 	}

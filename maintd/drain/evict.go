@@ -139,6 +139,9 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		}
 	}
 	d.count(pods)
+	if len(d.dec.Targets) == 0 && d.restores(pods) {
+		return
+	}
 	switch {
 	case len(d.dec.Targets) > 0:
 		sortTargets(d.dec.Targets)

@@ -140,17 +140,16 @@ func (d *decider) covers(s *api.Surge, pods []analyze.PodVerdict) bool {
 	return false
 }
 
-// surge decides the scale-ups and restores of the drain: a surge for each
-// owner of a pod that needs one (analysis action Surge), and the restore
-// of each surge whose pods have all gone or are going. It reports whether
-// it acts; the evictions wait for the next decision.
+// surge decides the scale-ups of the drain: a surge for each owner of a
+// pod that needs one (analysis action Surge), and again each one written
+// whose answer was not recorded. It reports whether it acts; the
+// evictions wait for the next decision: the sooner the new pods start, the
+// sooner the budgets allow.
 func (d *decider) surge(pods []analyze.PodVerdict) bool {
 	ep := d.st.EvictionProgress
 	var scales []OwnerScale
 	for i := range ep.Surges {
-		s := &ep.Surges[i]
-		switch s.State {
-		case SurgeIntended:
+		if s := &ep.Surges[i]; s.State == SurgeIntended {
 			// Written, and the scale-up's answer not recorded: it is
 			// written again (the annotation makes it once). Until it
 			// carries this plan's surge, the count it starts from is the
@@ -159,14 +158,6 @@ func (d *decider) surge(pods []analyze.PodVerdict) bool {
 				s.From = o.Replicas
 			}
 			scales = append(scales, OwnerScale{Surge: *s})
-		case SurgeScaled:
-			if d.covers(s, pods) {
-				continue
-			}
-			s.State = SurgeRestoring
-			scales = append(scales, OwnerScale{Surge: *s, Restore: true})
-		case SurgeRestoring:
-			scales = append(scales, OwnerScale{Surge: *s, Restore: true})
 		}
 	}
 	var busy []string
@@ -195,6 +186,31 @@ func (d *decider) surge(pods []analyze.PodVerdict) bool {
 		scales = append(scales, OwnerScale{Surge: s})
 	}
 	d.surgeBusy = busy
+	if len(scales) == 0 {
+		return false
+	}
+	d.scale(scales)
+	return true
+}
+
+// restores decides the restore of each surge whose pods have all gone or
+// are going (and again of each one written whose answer was not
+// recorded), and reports whether it acts. The drain asks for it when it has
+// no eviction to send: a restore needs only to come before Drained, and an
+// eviction the budget allows now shortens the drain.
+func (d *decider) restores(pods []analyze.PodVerdict) bool {
+	var scales []OwnerScale
+	ep := d.st.EvictionProgress
+	for i := range ep.Surges {
+		s := &ep.Surges[i]
+		switch {
+		case s.State == SurgeScaled && !d.covers(s, pods):
+			s.State = SurgeRestoring
+			scales = append(scales, OwnerScale{Surge: *s, Restore: true})
+		case s.State == SurgeRestoring:
+			scales = append(scales, OwnerScale{Surge: *s, Restore: true})
+		}
+	}
 	if len(scales) == 0 {
 		return false
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
@@ -304,6 +305,32 @@ func (s *store) patch(r schema.GroupVersionResource, namespace, name string, pat
 	return s.update(r, next, false)
 }
 
+// jsonPatch applies a JSON patch (RFC 6902); a failed test operation is
+// refused as the API server refuses it (422).
+func (s *store) jsonPatch(r schema.GroupVersionResource, namespace, name string, patch []byte) (runtime.Object, error) {
+	old, err := s.get(r, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(old)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	patched, err := ops.Apply(raw)
+	if err != nil {
+		return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", r.GroupResource(), name, err.Error(), 0, false)
+	}
+	next := reflect.New(reflect.TypeOf(old).Elem()).Interface().(runtime.Object)
+	if err := json.Unmarshal(patched, next); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return s.update(r, next, false)
+}
+
 // remove deletes an object: one with finalizers, or a pod with a grace
 // period, only gets its deletionTimestamp (a pod's kubelet removes it
 // later). uid, when set, is a precondition.
@@ -365,10 +392,13 @@ func (s *store) react(action k8stesting.Action) (runtime.Object, error) {
 		return s.update(r, action.(k8stesting.UpdateAction).GetObject(), action.GetSubresource() == "status")
 	case "patch":
 		a := action.(k8stesting.PatchAction)
-		if a.GetPatchType() != types.MergePatchType {
-			return nil, apierrors.NewBadRequest("sim: only merge patches are served")
+		switch a.GetPatchType() {
+		case types.MergePatchType:
+			return s.patch(r, a.GetNamespace(), a.GetName(), a.GetPatch())
+		case types.JSONPatchType:
+			return s.jsonPatch(r, a.GetNamespace(), a.GetName(), a.GetPatch())
 		}
-		return s.patch(r, a.GetNamespace(), a.GetName(), a.GetPatch())
+		return nil, apierrors.NewBadRequest("sim: only merge and JSON patches are served")
 	case "delete":
 		a := action.(k8stesting.DeleteAction)
 		var uid types.UID

@@ -143,6 +143,12 @@ func TestNew(t *testing.T) {
 	if p := New(Request{Node: "n", Name: "chg-1"}, ""); p.Name != "chg-1" || p.GenerateName != "" || p.Spec.Deadline != nil || p.Labels[CreatedByLabel] != "unknown" {
 		t.Errorf("named plan %+v", p.ObjectMeta)
 	}
+	if p := New(Request{Node: "n", Surge: true}, ""); p.Spec.Surge != api.SurgeIfNeeded {
+		t.Errorf("--surge: spec.surge %q, want IfNeeded", p.Spec.Surge)
+	}
+	if p := New(Request{Node: "n"}, ""); p.Spec.Surge != "" {
+		t.Errorf("without --surge: spec.surge %q, want the default (unset)", p.Spec.Surge)
+	}
 }
 
 func TestOfNode(t *testing.T) {

@@ -68,6 +68,9 @@ func Detail(w io.Writer, p *api.MaintenancePlan, by CreatedBy, pdbs map[string]*
 	if len(p.Spec.AcceptedRisks) > 0 {
 		scope += "; accepted risks " + strings.Join(p.Spec.AcceptedRisks, ", ")
 	}
+	if p.Spec.Surge == api.SurgeIfNeeded {
+		scope += "; surge IfNeeded"
+	}
 	if p.Spec.DryRun {
 		scope += "; dry run"
 	}
@@ -112,6 +115,13 @@ func Detail(w io.Writer, p *api.MaintenancePlan, by CreatedBy, pdbs map[string]*
 				pdb = ", PDB " + key + budget(pdbs[key])
 			}
 			row("Evicting", "pod %s/%s: %s %s ago%s", a.Namespace, a.Name, a.Outcome, Duration(now.Sub(a.RequestedAt.Time)), pdb)
+		}
+		for _, s := range ep.Surges {
+			msg := ""
+			if s.Message != "" {
+				msg = ": " + oneLine(s.Message)
+			}
+			row("Surge", "%s %s/%s %d to %d replicas, %s%s", s.Kind, s.Namespace, s.Name, s.From, s.From+1, s.State, msg)
 		}
 	}
 	for _, v := range st.DryRun {

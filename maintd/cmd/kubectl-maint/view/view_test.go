@@ -194,3 +194,27 @@ func TestPrinterSeen(t *testing.T) {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }
+
+// TestDetailSurge: the plan on one screen lists each surge with its owner,
+// counts, state and what the restore did.
+func TestDetailSurge(t *testing.T) {
+	p := cooling()
+	p.Status.EvictionProgress.Surges = []api.Surge{
+		{Kind: "Deployment", Namespace: "shop", Name: "checkout", From: 2, State: "restored", Message: "replicas restored from 3 to 2"},
+		{Kind: "ReplicaSet", Namespace: "shop", Name: "solo-1", From: 1, State: "scaled"},
+	}
+	var b bytes.Buffer
+	p.Spec.Surge = api.SurgeIfNeeded
+	if err := Detail(&b, p, func(*api.MaintenancePlan) string { return "" }, nil, nil, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"; surge IfNeeded\n",
+		"Deployment shop/checkout 2 to 3 replicas, restored: replicas restored from 3 to 2\n",
+		"ReplicaSet shop/solo-1 1 to 2 replicas, scaled\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("detail lacks %q:\n%s", want, b.String())
+		}
+	}
+}
