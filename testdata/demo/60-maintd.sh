@@ -7,7 +7,7 @@
 # current wait and its cause) until Drained; `kubectl maint status` shows it
 # on one screen, `kubectl maint uncordon` releases it (Completed); then ask
 # for node-4, whose database volume is pinned to it, and watch the plan stop
-# before touching the node (exit 3); last, drain node-2 with --surge, where
+# before touching the node (exit 3); last, drain node-3 with --surge, where
 # checkout's budget never allows an eviction, and show from a watch that it
 # never had fewer Ready pods than its floor.
 set -euo pipefail
@@ -70,17 +70,17 @@ echo "node-4 untouched: $("$kubectl" get node node-4 -o jsonpath='unschedulable=
 [[ "$("$kubectl" get mp node-4-firmware -o jsonpath='{.status.reason}')" == preflight-high-risk ]]
 
 echo
-echo "checkout runs 2 replicas under a PDB minAvailable: 2: no eviction is ever allowed, and a plain drain of"
-echo "node-2 stops (pdb-misconfigured). --surge moves it with no downtime: one more replica first, Ready on"
-echo "node-3, then the eviction the budget now allows, then the replicas restored."
+echo "checkout runs 2 replicas (node-2, node-3) under a PDB minAvailable: 2: no eviction is ever allowed, and a"
+echo "plain drain of node-3 stops (pdb-misconfigured). --surge moves it with no downtime: one more replica"
+echo "first, Ready on node-2, then the eviction the budget now allows, then the replicas restored."
 # A watch of the checkout pods from before the plan: a line per change.
 "$kubectl" get pods -n shop -l app=checkout -w --output-watch-events --no-headers \
-	-o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,DELETING:.metadata.deletionTimestamp,NODE:.spec.nodeName' \
+	-o custom-columns='EVENT:.type,NAME:.object.metadata.name,READY:.object.status.conditions[?(@.type=="Ready")].status,DELETING:.object.metadata.deletionTimestamp,NODE:.object.spec.nodeName' \
 	>"$WORK/checkout.watch" 2>/dev/null &
 watch_pid=$!
 until [[ -s "$WORK/checkout.watch" ]]; do sleep 0.1; done
-echo "\$ kubectl maint drain node-2 --all-workloads --surge --reason 'kernel 6.12 (change-4712)' --name node-2-kernel"
-"$kubectl" maint drain node-2 --all-workloads --surge --reason 'kernel 6.12 (change-4712)' --name node-2-kernel
+echo "\$ kubectl maint drain node-3 --all-workloads --surge --reason 'kernel 6.12 (change-4712)' --name node-3-kernel"
+"$kubectl" maint drain node-3 --all-workloads --surge --reason 'kernel 6.12 (change-4712)' --name node-3-kernel
 kill "$watch_pid" 2>/dev/null || true
 wait "$watch_pid" 2>/dev/null || true
 echo
@@ -91,10 +91,10 @@ awk '{printf "  %-9s %-27s %-6s %-9s %s\n", $1, $2, $3, ($4 == "<none>" ? "-" : 
 fewest=$(awk '{ if ($1 == "DELETED" || $3 != "True" || $4 != "<none>") delete ready[$2]; else ready[$2] = 1; n = length(ready); if (NR > 2 && (min == "" || n < min)) min = n } END { print (min == "" ? length(ready) : min) }' "$WORK/checkout.watch")
 echo "fewest Ready checkout pods at any moment: $fewest (its budget's floor is 2)"
 [[ $fewest -ge 2 ]]
-echo "checkout replicas now: $("$kubectl" get deploy checkout -n shop -o jsonpath='{.spec.replicas}') (restored), surge: $("$kubectl" get mp node-2-kernel -o jsonpath='{.status.evictionProgress.surges[0].state}: {.status.evictionProgress.surges[0].message}')"
+echo "checkout replicas now: $("$kubectl" get deploy checkout -n shop -o jsonpath='{.spec.replicas}') (restored), surge: $("$kubectl" get mp node-3-kernel -o jsonpath='{.status.evictionProgress.surges[0].state}: {.status.evictionProgress.surges[0].message}')"
 [[ "$("$kubectl" get deploy checkout -n shop -o jsonpath='{.spec.replicas}')" == 2 ]]
-echo "\$ kubectl maint uncordon node-2"
-"$kubectl" maint uncordon node-2
+echo "\$ kubectl maint uncordon node-3"
+"$kubectl" maint uncordon node-3
 
 echo
 echo "\$ kill -TERM maintd   # finishes the call in flight, exits 0"
