@@ -1,7 +1,11 @@
 package controller
 
 import (
+	"encoding/json"
+	"maps"
 	"slices"
+	"sync"
+	"weak"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,8 +33,60 @@ type cachedPod struct {
 	Conditions                    []corev1.PodCondition
 	// Scheduling is what the drain forecast reads (view.SchedulingOf):
 	// requests, node selection, tolerations, spread, and the PodScheduled
-	// and Ready times its workload's time to Ready is learned from.
+	// and Ready times its workload's time to Ready is learned from. Its
+	// node selection, tolerations and spread are those of placement, shared
+	// with every pod that has the same (the replicas of a template).
 	Scheduling *view.Scheduling
+	placement  *placement
+}
+
+// placement is what pods of one template share of their Scheduling: one
+// copy serves the replicas, so that thousands of pods do not each keep
+// their own maps and slices of the same values.
+type placement struct {
+	NodeSelector              map[string]string
+	Affinity                  *corev1.Affinity
+	Tolerations               []corev1.Toleration
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint
+	HostPorts                 []corev1.ContainerPort
+}
+
+// placements interns placements by their JSON. An entry lives while a
+// cached pod points to it (a weak pointer); entries whose pods are all
+// gone are swept when the table has doubled since the last sweep.
+type placements struct {
+	mu    sync.Mutex
+	m     map[string]weak.Pointer[placement]
+	sweep int
+}
+
+// shared are the placements of every cached pod of this process.
+var shared = &placements{m: map[string]weak.Pointer[placement]{}, sweep: 64}
+
+// intern points s's placement fields to the shared copy of equal values,
+// and returns that copy, which the pod must keep (nil for no s).
+func (t *placements) intern(s *view.Scheduling) *placement {
+	if s == nil {
+		return nil
+	}
+	v := placement{s.NodeSelector, s.Affinity, s.Tolerations, s.TopologySpreadConstraints, s.HostPorts}
+	key, err := json.Marshal(v)
+	if err != nil {
+		return nil // not shared: the pod keeps its own
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.m[string(key)].Value()
+	if p == nil {
+		p = &v
+		t.m[string(key)] = weak.Make(p)
+		if len(t.m) >= t.sweep {
+			maps.DeleteFunc(t.m, func(_ string, w weak.Pointer[placement]) bool { return w.Value() == nil })
+			t.sweep = max(64, 2*len(t.m))
+		}
+	}
+	s.NodeSelector, s.Affinity, s.Tolerations, s.TopologySpreadConstraints, s.HostPorts = p.NodeSelector, p.Affinity, p.Tolerations, p.TopologySpreadConstraints, p.HostPorts
+	return p
 }
 
 // cachePod is the cachedPod of p; p is left alone.
@@ -38,6 +94,7 @@ func cachePod(p *corev1.Pod) *cachedPod {
 	c := &cachedPod{ObjectMeta: p.ObjectMeta, NodeName: p.Spec.NodeName,
 		TerminationGracePeriodSeconds: p.Spec.TerminationGracePeriodSeconds,
 		Phase:                         p.Status.Phase, StartTime: p.Status.StartTime, Scheduling: view.SchedulingOf(p)}
+	c.placement = shared.intern(c.Scheduling)
 	c.ManagedFields = nil
 	for i := range p.Spec.Volumes {
 		if v := &p.Spec.Volumes[i]; view.KeepsVolume(v) {

@@ -61,3 +61,26 @@ func TestCachedPod(t *testing.T) {
 		t.Errorf("slim of a cached pod = %p, %v; want the same %p", again, err, cached)
 	}
 }
+
+// TestPlacementShared: pods with the same node selection, tolerations and
+// spread share one copy of them, pods with other values do not, and each
+// pod's own times stay its own.
+func TestPlacementShared(t *testing.T) {
+	pod := func(name, pool string, ready metav1.Time) *cachedPod {
+		return cachePod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop"},
+			Spec: corev1.PodSpec{NodeSelector: map[string]string{"pool": pool},
+				Tolerations: []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: ready}}}})
+	}
+	t1, t2 := metav1.Unix(100, 0), metav1.Unix(200, 0)
+	a, b, c := pod("a", "blue", t1), pod("b", "blue", t2), pod("c", "green", t1)
+	if &a.Scheduling.Tolerations[0] != &b.Scheduling.Tolerations[0] || a.placement != b.placement {
+		t.Error("two replicas of one template keep two copies of their tolerations")
+	}
+	if a.placement == c.placement || c.Scheduling.NodeSelector["pool"] != "green" {
+		t.Errorf("pods with other node selectors share a placement: %v", c.Scheduling.NodeSelector)
+	}
+	if !a.Scheduling.Ready.Equal(&t1) || !b.Scheduling.Ready.Equal(&t2) {
+		t.Errorf("ready times %v, %v: want each pod's own", a.Scheduling.Ready, b.Scheduling.Ready)
+	}
+}
