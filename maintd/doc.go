@@ -24,6 +24,19 @@
 //     cordoned until spec.release is set; then uncordons it (only if the
 //     owner annotation is still this plan's) and completes.
 //
+// With spec.surge: IfNeeded, a pod whose PodDisruptionBudget never allows
+// its eviction (one replica under minAvailable: 1) is moved with no
+// downtime: one more replica of its Deployment first, the eviction once the
+// new pod is Ready, then the replica count restored, once.
+//
+// The cluster-wide pause switch is a ConfigMap (--pause-configmap,
+// default maintd-system/maintd-pause): while it exists no plan cordons,
+// evicts or surges (reason paused, condition Paused, maintd_paused 1), and
+// its data.reason is shown; deleting it resumes them.
+//
+//	kubectl create configmap maintd-pause -n maintd-system --from-literal=reason='incident 4711'
+//	kubectl delete configmap maintd-pause -n maintd-system
+//
 // Every intent is written to the plan's status before the request it
 // announces, so a restarted maintd resumes where it stopped: no pod is
 // evicted twice, the deadline and any cooldown survive. Deleting a plan
@@ -39,7 +52,7 @@
 // maintd_plan_phase, maintd_plan_evicted_pods and maintd_plan_pods per
 // plan, maintd_evictions_total by outcome, maintd_cooldown_seconds by reason,
 // maintd_reconcile_duration_seconds, maintd_workqueue_*,
-// maintd_api_requests_total by code, maintd_leader, Go and process
+// maintd_api_requests_total by code, maintd_leader, maintd_paused, Go and process
 // metrics), /healthz and /readyz, and with --profiling Go's profiles
 // (/debug/pprof/). With --leader-elect several replicas run
 // and only the holder of a coordination.k8s.io Lease reconciles; the others

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	autoscalingv2client "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
 	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
@@ -51,6 +54,7 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "selector", Aliases: []string{"l"}, Usage: "run only the plans with these `LABELS` (e.g. team=infra)"},
 		&cli.IntFlag{Name: "max-nodes-in-maintenance", Value: 1, Usage: "how many plans may hold a cordon at once, cluster-wide"},
 		&cli.IntFlag{Name: "workers", Value: 4, Usage: "plans reconciled in parallel"},
+		&cli.StringFlag{Name: "pause-configmap", Value: "maintd-system/maintd-pause", Usage: "the cluster-wide pause switch, `NAMESPACE/NAME`: while this ConfigMap exists no plan cordons, evicts or surges (its data.reason is shown); \"\" turns the switch off"},
 		&cli.StringFlag{Name: "metrics-address", Usage: "serve /metrics, /healthz and /readyz on `ADDR` (e.g. :8080; default: off)"},
 		&cli.BoolFlag{Name: "profiling", Usage: "also serve Go's profiles (/debug/pprof/) on --metrics-address"},
 		&cli.BoolFlag{Name: "leader-elect", Usage: "reconcile only while holding the leader Lease (run several replicas, one acts)"},
@@ -62,7 +66,7 @@ func app() *cli.App {
 		Name:    name,
 		Summary: "run MaintenancePlans: cordon, drain under PodDisruptionBudgets, release",
 		Synopsis: []string{
-			"maintd [--selector LABELS] [--max-nodes-in-maintenance 1] [--workers 4]",
+			"maintd [--selector LABELS] [--max-nodes-in-maintenance 1] [--workers 4] [--pause-configmap NS/NAME]",
 			"       [--metrics-address ADDR [--profiling]] [--leader-elect [--leader-elect-namespace NS]",
 			"       [--leader-elect-name NAME] [--leader-elect-lease-duration 15s]]",
 			"       [--kubeconfig FILE] [--context NAME]",
@@ -103,6 +107,10 @@ func run(c *cli.Context) error {
 	case c.Duration("leader-elect-lease-duration") < 2*time.Second:
 		return command.Usage("--leader-elect-lease-duration must be at least 2s, not %s", c.Duration("leader-elect-lease-duration"))
 	}
+	pause, err := pauseSwitch(c.String("pause-configmap"))
+	if err != nil {
+		return command.Usage("%v", err)
+	}
 	cfg, err := kubeflags.Options(c, name).Config()
 	if err != nil {
 		return err
@@ -140,7 +148,7 @@ func run(c *cli.Context) error {
 	defer stopEvents()
 	ctrl = controller.New(controller.Config{
 		Clients: client.Clients, Plans: client.plans.MaintenancePlans(), Poster: poster, Selector: sel,
-		MaxNodes: c.Int("max-nodes-in-maintenance"), Log: log, Events: recorder,
+		MaxNodes: c.Int("max-nodes-in-maintenance"), Log: log, Events: recorder, Pause: pause,
 		Metrics: m, QueueMetrics: metrics.NewWorkqueue(reg),
 	})
 	var standby atomic.Bool
@@ -234,4 +242,23 @@ func newPoster(cfg *rest.Config) (evict.Poster, error) {
 		return nil, err
 	}
 	return evictrest.New(c), nil
+}
+
+// pauseSwitch parses --pause-configmap: NAMESPACE/NAME, each a valid
+// name; "" is no switch.
+func pauseSwitch(v string) (types.NamespacedName, error) {
+	if v == "" {
+		return types.NamespacedName{}, nil
+	}
+	ns, n, ok := strings.Cut(v, "/")
+	if !ok {
+		return types.NamespacedName{}, fmt.Errorf("invalid --pause-configmap %q: want NAMESPACE/NAME", v)
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return types.NamespacedName{}, fmt.Errorf("invalid --pause-configmap %q: namespace: %s", v, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+		return types.NamespacedName{}, fmt.Errorf("invalid --pause-configmap %q: name: %s", v, strings.Join(errs, "; "))
+	}
+	return types.NamespacedName{Namespace: ns, Name: n}, nil
 }

@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
@@ -88,6 +89,10 @@ type Config struct {
 	Selector labels.Selector
 	// MaxNodes is the number of nodes in maintenance at once.
 	MaxNodes int
+	// Pause is the cluster-wide pause switch: while a ConfigMap of this
+	// namespace and name exists, no plan cordons, evicts or surges (zero:
+	// no switch).
+	Pause types.NamespacedName
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Log receives the controller's log (default slog.Default()).
@@ -139,6 +144,8 @@ type Controller struct {
 	jobs         batchlisters.JobLister
 	cronJobs     batchlisters.CronJobLister
 	hpas         autoscalinglisters.HorizontalPodAutoscalerLister
+	// pause holds the pause ConfigMap, if it exists (nil: no switch).
+	pause cache.Store
 
 	mu sync.Mutex
 	// slot serialises the plans' decisions (decide): the next plan reads
@@ -314,7 +321,59 @@ func New(cfg Config) *Controller {
 	for _, i := range []cache.SharedIndexInformer{rsInformer, depInformer, stsInformer, dsInformer, jobInformer, cronInformer, pvInformer, pvcInformer, hpaInformer} {
 		handle(i, false, live)
 	}
+	if cfg.Pause.Name != "" {
+		// The switch alone: a watch of one ConfigMap by name.
+		pauseInformer := informer(c, named[*corev1.ConfigMapList]{cl.Core.ConfigMaps(cfg.Pause.Namespace), cfg.Pause.Name}, &corev1.ConfigMap{}, cache.Indexers{})
+		c.pause = pauseInformer.GetStore()
+		handle(pauseInformer, true, func(any) { c.paused() })
+	}
 	return c
+}
+
+// named lists and watches the one object of lw called name.
+type named[L runtime.Object] struct {
+	lw   listWatcher[L]
+	name string
+}
+
+func (n named[L]) List(ctx context.Context, o metav1.ListOptions) (L, error) {
+	o.FieldSelector = "metadata.name=" + n.name
+	return n.lw.List(ctx, o)
+}
+
+func (n named[L]) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	o.FieldSelector = "metadata.name=" + n.name
+	return n.lw.Watch(ctx, o)
+}
+
+// paused handles an event of the pause switch: every plan that is not final
+// decides again, and the gauge follows.
+func (c *Controller) paused() {
+	if m := c.cfg.Metrics; m != nil {
+		v := 0.0
+		if c.pauseFacts() != nil {
+			v = 1
+		}
+		m.Paused.Set(v)
+	}
+	for _, o := range c.planInformer.GetIndexer().List() {
+		if p := o.(*api.MaintenancePlan); c.selects(p) && (!drain.Final(&p.Status) || p.DeletionTimestamp != nil) {
+			c.queue.Add(p.Name)
+		}
+	}
+}
+
+// pauseFacts is the pause switch as the cache shows it, nil when it is off.
+func (c *Controller) pauseFacts() *drain.Pause {
+	if c.pause == nil {
+		return nil
+	}
+	o, ok, err := c.pause.GetByKey(c.cfg.Pause.String())
+	if err != nil || !ok {
+		return nil
+	}
+	cm := o.(*corev1.ConfigMap)
+	return &drain.Pause{Object: c.cfg.Pause.String(), Since: cm.CreationTimestamp.Time, Reason: cm.Data["reason"]}
 }
 
 // listWatcher is a typed client of one resource: L is its list kind.
@@ -1018,6 +1077,8 @@ func slim(obj any) (any, error) {
 		o.Spec.Template = corev1.PodTemplateSpec{}
 	case *batchv1.CronJob:
 		o.Spec.JobTemplate = batchv1.JobTemplateSpec{}
+	case *corev1.ConfigMap:
+		o.Data, o.BinaryData = map[string]string{"reason": o.Data["reason"]}, nil // the pause switch: its reason
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		o.Spec.Metrics, o.Spec.Behavior, o.Status = nil, nil, autoscalingv2.HorizontalPodAutoscalerStatus{} // its target is what a surge reads
 	}

@@ -143,6 +143,7 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 	}
 	f.Holders = len(held)
 	f.ThrottledUntil = c.throttledUntil
+	f.Pause = c.pauseFacts()
 	for _, o := range plans {
 		if o.UID == p.UID || byName[o.Name] == nil {
 			continue

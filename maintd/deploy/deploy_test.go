@@ -222,7 +222,7 @@ func TestKustomization(t *testing.T) {
 		}
 	}
 	want := map[string]int{"CustomResourceDefinition": 1, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
-		"Role": 1, "RoleBinding": 1, "Deployment": 1, "PodDisruptionBudget": 1, "Service": 1}
+		"Role": 2, "RoleBinding": 2, "Deployment": 1, "PodDisruptionBudget": 1, "Service": 1}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("rendered kinds (-want +got):\n%s", diff)
 	}
@@ -679,10 +679,16 @@ func leastPrivilege(t *testing.T, ctx context.Context, cs kubernetes.Interface) 
 		{Verb: "create", Resource: "pods", Namespace: "default"},
 		{Verb: "get", Resource: "secrets", Namespace: namespace, Name: "any"},
 		{Verb: "list", Resource: "secrets"},
+		{Verb: "get", Resource: "configmaps", Namespace: namespace, Name: "other"},
+		{Verb: "watch", Resource: "configmaps", Namespace: "default", Name: "maintd-pause"},
+		// The pause switch, by name, in its namespace.
+		{Verb: "get", Resource: "configmaps", Namespace: namespace, Name: "maintd-pause"},
+		{Verb: "list", Resource: "configmaps", Namespace: namespace, Name: "maintd-pause"},
+		{Verb: "watch", Resource: "configmaps", Namespace: namespace, Name: "maintd-pause"},
 	}
 	allowed := authorize(t, ctx, cs, "maintd", named)
 	for i, q := range named {
-		if want := i < 2; allowed[q] != want {
+		if want := i < 2 || i >= len(named)-3; allowed[q] != want {
 			t.Errorf("%s: allowed %t, want %t", q, allowed[q], want)
 		}
 	}

@@ -75,6 +75,18 @@ type Facts struct {
 	// Owners are the owners that the plan's surges name and that the
 	// pods needing a surge would scale, by OwnerKey.
 	Owners map[string]SurgeOwner
+	// Pause, when set, is maintenance paused cluster-wide: no cordon,
+	// eviction or surge is made until it is lifted.
+	Pause *Pause
+}
+
+// Pause is the cluster-wide pause switch as the caches show it.
+type Pause struct {
+	// Object names the switch (namespace/name of the ConfigMap).
+	Object string
+	Since  time.Time
+	// Reason is what the person who set it wrote (its data's reason).
+	Reason string
 }
 
 // Pod is one pod as the cache shows it.
@@ -292,6 +304,28 @@ func (d *decider) decide() {
 			d.spec.Deadline, ep.StartedAt.UTC().Format(time.RFC3339), ep.Deadline.UTC().Format(time.RFC3339), d.st.Pods.Evicted, d.st.Pods.Total)
 		return
 	}
+	if pz := d.f.Pause; pz != nil {
+		// Paused: the plan holds where it is (a cordon made stays, the
+		// evictions in flight go on); its deadline still counts. A plan
+		// that decided its cordon stays Cordoning (it holds its slot by
+		// that intent), and a drained plan stays Drained.
+		phase := api.Pending
+		switch {
+		case d.st.Phase == api.Drained:
+			return
+		case d.st.Phase == api.Cordoning:
+			phase = api.Cordoning
+		case started:
+			phase = api.CoolingDown
+		}
+		why := ""
+		if pz.Reason != "" {
+			why = " (" + pz.Reason + ")"
+		}
+		d.set(phase, api.Paused, "maintenance is paused cluster-wide by ConfigMap %s since %s%s: no cordon, eviction or surge until it is deleted",
+			pz.Object, pz.Since.UTC().Format(time.RFC3339), why)
+		return
+	}
 	if node == nil {
 		d.set(api.Blocked, api.NodeNotFound, "node %s not found", d.spec.NodeName)
 		return
@@ -335,6 +369,9 @@ func (d *decider) decide() {
 		if other := node.Annotations[cordon.OwnerAnnotation]; (other != "" && !ours) || node.Spec.Unschedulable {
 			d.set(api.Blocked, api.NodeOccupied, "node %s was cordoned by %s before this plan's cordon landed", node.Name, ownerText(other))
 			return
+		}
+		if d.st.Reason != api.CordonSubmitted { // a pause held it
+			d.set(api.Cordoning, api.CordonSubmitted, "cordoning node %s as %s", node.Name, d.dec.Owner)
 		}
 		d.dec.Action, d.dec.NodeUID = Cordon, node.UID
 		return
@@ -741,6 +778,9 @@ func SetConditions(st *api.MaintenancePlanStatus, generation int64, now time.Tim
 		cond(api.ConditionProgressing, false)
 	}
 	cond(api.ConditionBlocked, st.Phase == api.Blocked || st.Phase == api.Failed)
+	if st.Reason == api.Paused || meta.FindStatusCondition(st.Conditions, api.ConditionPaused) != nil {
+		cond(api.ConditionPaused, st.Reason == api.Paused)
+	}
 }
 
 // camel turns a reason code (pdb-budget-exhausted) into a condition reason

@@ -22,6 +22,7 @@ type Metrics struct {
 	Reconcile *prometheus.HistogramVec
 	Leader    prometheus.Gauge
 	Requests  *prometheus.CounterVec
+	Paused    prometheus.Gauge
 }
 
 // Plan is one cached plan as the per-plan series show it.
@@ -49,8 +50,10 @@ func New(reg prometheus.Registerer, plans func() []Plan) *Metrics {
 			Help: "1 while this process holds the leader lease and reconciles, 0 while it stands by."}),
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "api_requests_total",
 			Help: "Requests to the Kubernetes API, by method and HTTP status code."}, []string{"method", "code"}),
+		Paused: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "paused",
+			Help: "1 while maintenance is paused cluster-wide (the pause ConfigMap exists, as maintd's cache shows it), else 0."}),
 	}
-	reg.MustRegister(m.Evictions, m.Cooldowns, m.Reconcile, m.Leader, m.Requests, planCollector{plans})
+	reg.MustRegister(m.Evictions, m.Cooldowns, m.Reconcile, m.Leader, m.Requests, m.Paused, planCollector{plans})
 	return m
 }
 

@@ -99,7 +99,7 @@ func (w *World) start(sel labels.Selector, name string) *instance {
 		Clients:  controller.Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2()},
 		Plans:    plans.MaintenanceV1alpha1().MaintenancePlans(),
 		Poster:   poster{w, in},
-		Selector: sel, MaxNodes: w.MaxNodes, Now: w.clock.Now,
+		Selector: sel, MaxNodes: w.MaxNodes, Now: w.clock.Now, Pause: pauseSwitch,
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Events: recorder{w, in},
 		Queue:  rl, Serial: true,
@@ -195,7 +195,7 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 	switch r := a.GetResource(); {
 	case r == plansR && a.GetSubresource() == "status":
 		before, _ = w.s.get(plansR, "", nameOf(a))
-	case (r == depsR || r == rsR) && write:
+	case (r == depsR || r == rsR || r == nodesR) && write:
 		before, _ = w.s.get(r, a.GetNamespace(), nameOf(a))
 	}
 	out, err := w.s.react(a)

@@ -43,7 +43,8 @@ var (
 	cronJobsR = batchv1.SchemeGroupVersion.WithResource("cronjobs")
 	plansR    = api.SchemeGroupVersion.WithResource("maintenanceplans")
 	hpasR     = autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
-	resources = []schema.GroupVersionResource{nodesR, podsR, pvsR, pvcsR, pdbsR, rsR, depsR, stsR, dsR, jobsR, cronJobsR, plansR, hpasR}
+	cmsR      = corev1.SchemeGroupVersion.WithResource("configmaps")
+	resources = []schema.GroupVersionResource{nodesR, podsR, pvsR, pvcsR, pdbsR, rsR, depsR, stsR, dsR, jobsR, cronJobsR, plansR, hpasR, cmsR}
 	listKinds = map[schema.GroupVersionResource]func() runtime.Object{}
 	scheme    = runtime.NewScheme()
 )
@@ -67,6 +68,7 @@ func init() {
 	listKinds[cronJobsR] = func() runtime.Object { return &batchv1.CronJobList{} }
 	listKinds[plansR] = func() runtime.Object { return &api.MaintenancePlanList{} }
 	listKinds[hpasR] = func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} }
+	listKinds[cmsR] = func() runtime.Object { return &corev1.ConfigMapList{} }
 }
 
 // store holds the objects of the simulated cluster, by resource and

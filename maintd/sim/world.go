@@ -72,6 +72,10 @@ type World struct {
 	// from rng as pinning is.
 	surging *rand.Rand
 	surge   bool
+	// pausing draws, apart from rng, whether and when a person pauses all
+	// maintenance (1 seed in 5) with the switch.
+	pausing *rand.Rand
+	pauses  bool
 	// replicas are the Deployments' replica counts as people set them:
 	// once every surge is restored, each has its own.
 	replicas  map[string]int32
@@ -121,7 +125,7 @@ func retries(pr string) bool {
 // New is a world for seed with a scenario drawn from it.
 func New(seed int64) *World {
 	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), pinning: rand.New(rand.NewPCG(uint64(seed), 0x919)),
-		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
+		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), pausing: rand.New(rand.NewPCG(uint64(seed), 0xba05e)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
 		silence: map[types.UID]*silence{}}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
@@ -227,6 +231,7 @@ func (w *World) draw() Scenario {
 		}
 		sc.Workloads = append(sc.Workloads, Workload{Name: "pinned", Replicas: 1 + pr.IntN(2), PDB: "max1", ReadyAfter: pr.IntN(20), NodeSelector: map[string]string{"disk": "ssd"}})
 	}
+	w.pauses = w.pausing.IntN(5) == 0
 	if sr := w.surging; sr.IntN(3) == 0 {
 		// The plans move with a surge the pods whose budget never allows
 		// their eviction; a single-replica app with such a budget is
@@ -558,6 +563,11 @@ func (w *World) step() {
 func (w *World) Settle(d time.Duration) {
 	w.armed = nil
 	w.Faults = false
+	w.mu.Lock()
+	if _, err := w.s.get(cmsR, pauseSwitch.Namespace, pauseSwitch.Name); err == nil {
+		w.togglePause() // the incident is over
+	}
+	w.mu.Unlock()
 	end := w.clock.Now().Add(d)
 	for steps := 0; steps < 20000 && w.failed == ""; steps++ {
 		if w.leader() == nil {
@@ -651,6 +661,10 @@ func (w *World) actor() {
 	defer w.mu.Unlock()
 	nodes := w.s.list(nodesR, "", nil)
 	plans := w.s.list(plansR, "", nil)
+	if w.pauses && w.pausing.IntN(4) == 0 {
+		w.togglePause()
+		return
+	}
 	if w.surge && w.surging.IntN(8) == 0 {
 		// A person adds a replica to an app, maybe while a surge holds it.
 		deps := w.s.list(depsR, Namespace, nil)
@@ -740,6 +754,29 @@ func (w *World) actor() {
 	}
 }
 
+// pauseSwitch is the simulated maintd's pause switch.
+var pauseSwitch = types.NamespacedName{Namespace: "maintd-system", Name: "maintd-pause"}
+
+// togglePause creates the pause switch, or deletes it, as a person does;
+// w.mu is held.
+func (w *World) togglePause() {
+	if _, err := w.s.get(cmsR, pauseSwitch.Namespace, pauseSwitch.Name); err == nil {
+		_, err := w.s.remove(cmsR, pauseSwitch.Namespace, pauseSwitch.Name, "", false)
+		w.logf("person: resume maintenance (delete the pause switch) -> %s", errText(err))
+		return
+	}
+	_, err := w.s.create(cmsR, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: pauseSwitch.Namespace, Name: pauseSwitch.Name},
+		Data: map[string]string{"reason": "incident"}})
+	w.logf("person: pause maintenance (create the pause switch) -> %s", errText(err))
+}
+
+// pausedFor reports whether in's caches show the pause switch; w.mu is
+// held.
+func (w *World) pausedFor(in *instance) bool {
+	_, ok := in.mirror[cmsR][pauseSwitch.String()]
+	return ok
+}
+
 // --- the invariants -------------------------------------------------------
 
 // checkEviction checks, before the endpoint answers, that an eviction in
@@ -750,6 +787,9 @@ func (w *World) actor() {
 func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 	if ev.DeleteOptions != nil && len(ev.DeleteOptions.DryRun) > 0 {
 		return
+	}
+	if w.pausedFor(in) {
+		w.violate("%s evicted %s/%s while its caches showed maintenance paused", in.name, ev.Namespace, ev.Name)
 	}
 	if now := w.clock.Now(); now.Before(w.throttled) {
 		w.violate("%s evicted %s/%s %s before the Retry-After of a throttling 429 ended", in.name, ev.Namespace, ev.Name, w.throttled.Sub(now))
@@ -855,6 +895,15 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 		w.scaled(in, before, out)
 		return
 	}
+	if a.GetResource() == nodesR {
+		if b, ok := before.(*corev1.Node); ok && w.pausedFor(in) {
+			n := out.(*corev1.Node)
+			if owner := n.Annotations[cordon.OwnerAnnotation]; owner != "" && owner != b.Annotations[cordon.OwnerAnnotation] {
+				w.violate("%s cordoned %s for %s while its caches showed maintenance paused", in.name, n.Name, owner)
+			}
+		}
+		return
+	}
 	p, ok := out.(*api.MaintenancePlan)
 	if !ok || a.GetSubresource() != "status" {
 		return
@@ -931,6 +980,9 @@ func (w *World) scaled(in *instance, before, out runtime.Object) {
 	name := om.GetName()
 	switch {
 	case was == "" && is != "":
+		if w.pausedFor(in) {
+			w.violate("%s surged %s while its caches showed maintenance paused", in.name, name)
+		}
 		if ro != rb+1 {
 			w.violate("%s surged %s from %d to %d replicas, not one more", in.name, name, rb, ro)
 		}
@@ -978,6 +1030,28 @@ func (w *World) surged(scheduled map[string]bool) {
 			case drain.Final(&p.Status) || p.Status.Phase == api.Blocked || p.Status.Phase == api.Failed || p.Spec.Release || p.DeletionTimestamp != nil:
 				w.violate("%s %s stays scaled up by the surge of plan %s, which is %s/%s (release %t, deleting %t)", r.Resource, m.GetName(), name, p.Status.Phase, p.Status.Reason, p.Spec.Release, p.DeletionTimestamp != nil)
 			}
+		}
+	}
+}
+
+// pausedPlans checks, when the world is idle, that the plans follow the
+// pause switch: while it exists every plan that can act says paused, and
+// once it is gone none does (unless the controller will look at the plan
+// again). w.mu is held.
+func (w *World) pausedPlans(scheduled map[string]bool) {
+	_, err := w.s.get(cmsR, pauseSwitch.Namespace, pauseSwitch.Name)
+	on := err == nil
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		st := p.Status
+		if scheduled[p.Name] || p.DeletionTimestamp != nil || p.Spec.Release || drain.Final(&st) || st.Phase == api.Drained || st.Phase == "" {
+			continue
+		}
+		switch paused := st.Reason == api.Paused; {
+		case on && !paused:
+			w.violate("plan %s is %s/%s while maintenance is paused", p.Name, st.Phase, st.Reason)
+		case !on && paused:
+			w.violate("plan %s is still paused after the pause switch was deleted", p.Name)
 		}
 	}
 }
@@ -1124,6 +1198,7 @@ func (w *World) stuck(strict bool) {
 		in.queue.mu.Unlock()
 	}
 	w.surged(scheduled)
+	w.pausedPlans(scheduled)
 	held := w.held()
 	// The PDBs under which a live plan has a request whose answer may
 	// still come (or be tried again): waiting on them is right.

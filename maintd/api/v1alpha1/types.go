@@ -209,7 +209,10 @@ const (
 	// scheduled: no node can take it); nothing it covers is evicted.
 	SurgePending Reason = "surge-pending"
 	// SurgeRestoring: a surge's replica count is being restored.
-	SurgeRestoring     Reason = "surge-restoring"
+	SurgeRestoring Reason = "surge-restoring"
+	// Paused: maintenance is paused cluster-wide (maintd's pause
+	// ConfigMap exists): no cordon, eviction or surge until it is deleted.
+	Paused             Reason = "paused"
 	ReleasedBeforeWork Reason = "released"
 )
 
@@ -242,6 +245,9 @@ const (
 	ConditionReady       = "Ready"
 	ConditionProgressing = "Progressing"
 	ConditionBlocked     = "Blocked"
+	// ConditionPaused is True while maintenance is paused cluster-wide,
+	// and absent from a plan that was never paused.
+	ConditionPaused = "Paused"
 )
 
 // MaintenancePlanStatus is what maintd observed and did, written before and
