@@ -286,30 +286,33 @@ func jsonEqual(a, b any) bool {
 // patch applies a JSON merge patch; a resourceVersion in the patch is a
 // precondition, as the API server treats it.
 func (s *store) patch(r schema.GroupVersionResource, namespace, name string, patch []byte) (runtime.Object, error) {
-	old, err := s.get(r, namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := json.Marshal(old)
-	if err != nil {
-		return nil, err
-	}
-	patched, err := jsonpatch.MergePatch(raw, patch)
-	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	// A new object: unmarshalling into the old one would keep the map
-	// entries the patch removes.
-	next := reflect.New(reflect.TypeOf(old).Elem()).Interface().(runtime.Object)
-	if err := json.Unmarshal(patched, next); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	return s.update(r, next, false)
+	return s.apply(r, namespace, name, func(raw []byte) ([]byte, error) {
+		patched, err := jsonpatch.MergePatch(raw, patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		return patched, nil
+	})
 }
 
 // jsonPatch applies a JSON patch (RFC 6902); a failed test operation is
 // refused as the API server refuses it (422).
 func (s *store) jsonPatch(r schema.GroupVersionResource, namespace, name string, patch []byte) (runtime.Object, error) {
+	ops, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return s.apply(r, namespace, name, func(raw []byte) ([]byte, error) {
+		patched, err := ops.Apply(raw)
+		if err != nil {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", r.GroupResource(), name, err.Error(), 0, false)
+		}
+		return patched, nil
+	})
+}
+
+// apply writes the object that patch makes of the stored one's JSON.
+func (s *store) apply(r schema.GroupVersionResource, namespace, name string, patch func(raw []byte) ([]byte, error)) (runtime.Object, error) {
 	old, err := s.get(r, namespace, name)
 	if err != nil {
 		return nil, err
@@ -318,14 +321,12 @@ func (s *store) jsonPatch(r schema.GroupVersionResource, namespace, name string,
 	if err != nil {
 		return nil, err
 	}
-	ops, err := jsonpatch.DecodePatch(patch)
+	patched, err := patch(raw)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+		return nil, err
 	}
-	patched, err := ops.Apply(raw)
-	if err != nil {
-		return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", r.GroupResource(), name, err.Error(), 0, false)
-	}
+	// A new object: unmarshalling into the old one would keep the map
+	// entries the patch removes.
 	next := reflect.New(reflect.TypeOf(old).Elem()).Interface().(runtime.Object)
 	if err := json.Unmarshal(patched, next); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
