@@ -200,7 +200,7 @@ func TestScale(t *testing.T) {
 	fmt.Fprintf(&doc, "Memory: of the idle RSS, %.0f MiB are the binary's own pages (file-backed) and %.0f MiB the Go heap and\n", idleFile, idleAnon)
 	fmt.Fprintf(&doc, "runtime, which the collector lets grow to about twice the live heap between cycles. What keeps both down\n")
 	fmt.Fprintf(&doc, "(docs/maintd.md, \"Memory\"): the caches keep a pod in a compact form (a quarter of the object the API\n")
-	fmt.Fprintf(&doc, "serves) whose placement (requests, selectors, tolerations, spread) the pods of one template share,\n")
+	fmt.Fprintf(&doc, "serves) whose placement (node selector, affinity, tolerations, spread) the pods of one template share,\n")
 	fmt.Fprintf(&doc, "owners without their pod templates and nodes without their status; a reconcile reads only the\n")
 	fmt.Fprintf(&doc, "owners and claims of the pods it analyses; the binary links the typed clients of six API groups, not\n")
 	fmt.Fprintf(&doc, "client-go's clientset and informer factory. Before these, the same benchmark measured 121 MiB peak and\n")
