@@ -226,6 +226,32 @@ var schedules = map[string]struct {
 			w.mu.Unlock()
 		},
 	},
+	"13 a pause holds a draining plan, and its end lets it go on": {
+		// Two pods of one budget that allows one disruption at a time. The
+		// first is evicted; a person sets the pause switch: the second
+		// must not be evicted, though its budget allows it, until the
+		// switch is deleted; then the plan drains.
+		scenario: Scenario{Nodes: 2, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 3, PDB: "max1"}}},
+		maxNodes: 1,
+		path: []string{"evict shop/app1-5d8f-0 -> 201", "person: pause maintenance", "maintenance is paused cluster-wide",
+			"person: resume maintenance", "evict shop/app1-5d8f-2 -> 201", "Drained on plan-1"},
+		run: func(w *World) {
+			w.createPlan("plan-1", planSpec("node-1"))
+			w.rounds(5, time.Second, plansR, nodesR)
+			w.mu.Lock()
+			w.togglePause()
+			w.mu.Unlock()
+			for range 10 {
+				w.mu.Lock()
+				w.cluster()
+				w.mu.Unlock()
+				w.rounds(1, 5*time.Second, resources...)
+			}
+			w.mu.Lock()
+			w.togglePause()
+			w.mu.Unlock()
+		},
+	},
 	"9 slots are counted across selectors": {
 		// Two maintd with --selector team=a and team=b, one slot each: the
 		// slot is cluster-wide, so b's plan waits while a's holds a node.
