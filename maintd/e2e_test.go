@@ -523,7 +523,7 @@ func TestEvictionForbidden(t *testing.T) {
 	kc := e.limitedRole(t, ctx, "no-evict", func(r *rbacv1.PolicyRule) bool {
 		return len(r.Resources) != 1 || r.Resources[0] != "pods/eviction"
 	})
-	e.startMaintd(t, kc)
+	e.startMaintd(t, kc, noPause...)
 	p := e.plan(t, ctx, "plan", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, MaxCooldown: &metav1.Duration{Duration: time.Minute}})
 	got := e.waitPhase(t, ctx, p.Name, api.Blocked, api.EvictionForbidden)
 	if !strings.Contains(got.Status.Message, "cannot create resource") {
@@ -543,6 +543,11 @@ func TestEvictionForbidden(t *testing.T) {
 		t.Errorf("%d eviction requests, want 1 (then wait maxCooldown)", n)
 	}
 }
+
+// noPause turns off maintd's pause switch, for a ServiceAccount of
+// limitedRole: it may not read the shipped switch (a Role in
+// maintd-system), and a maintd that cannot read its switch does not start.
+var noPause = []string{"--pause-configmap", ""}
 
 // limitedRole binds a ServiceAccount of e's namespace to a ClusterRole with
 // the rules of the shipped one that keep selects (keep may also narrow a

@@ -495,7 +495,7 @@ func TestSurgeStops(t *testing.T) {
 			}
 			return true
 		})
-		e.startMaintd(t, kc)
+		e.startMaintd(t, kc, noPause...)
 		p := e.plan(t, ctx, "no-scale", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Surge: api.SurgeIfNeeded})
 		b := e.waitPhase(t, ctx, p.Name, api.Blocked, api.SurgeImpossible)
 		for _, part := range []string{"maintd may not scale Deployment " + e.ns + "/surge-1", "forbidden"} {
