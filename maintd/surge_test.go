@@ -406,10 +406,10 @@ func TestSurgeStops(t *testing.T) {
 		e.startMaintd(t, "")
 		p := e.plan(t, ctx, "surge-stops", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Surge: api.SurgeIfNeeded,
 			AcceptedRisks: []string{"replacement-unschedulable"}, Deadline: &metav1.Duration{Duration: deadline}})
-		w := e.waitPhase(t, ctx, p.Name, api.Draining, api.SurgePending)
-		if !strings.Contains(w.Status.Message, "not scheduled") {
-			t.Errorf("surge-pending message does not say the pod is not scheduled: %s", w.Status.Message)
-		}
+		// The plan says why it waits once its cache has the new pod.
+		e.wait(t, ctx, p.Name, "surge-pending, its pod not scheduled", func(q *api.MaintenancePlan) bool {
+			return q.Status.Reason == api.SurgePending && strings.Contains(q.Status.Message, "1 not scheduled")
+		})
 		return e, watched, p
 	}
 	check := func(t *testing.T, ctx context.Context, e env, watched *availability) {

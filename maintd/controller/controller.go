@@ -494,9 +494,32 @@ func (c *Controller) podChanged(old, obj any) {
 		c.enqueueNode(p.NodeName)
 	}
 	// A pod bound, gone or finished frees or takes a node's room.
-	if o, ok := old.(*cachedPod); !ok || o.NodeName != p.NodeName || o.Phase != p.Phase {
+	o, ok := old.(*cachedPod)
+	if !ok || o.NodeName != p.NodeName || o.Phase != p.Phase {
 		c.podEpoch.Add(1)
 		c.enqueueNever()
+	}
+	// A pod created, bound or Ready elsewhere may be the one a waiting
+	// surge added: its plan says so.
+	if !ok || o.NodeName != p.NodeName || ready(o) != ready(p) {
+		c.enqueueSurging(p.Namespace)
+	}
+}
+
+// enqueueSurging queues the plans that wait for a surge of an owner in
+// namespace.
+func (c *Controller) enqueueSurging(namespace string) {
+	for _, o := range c.planInformer.GetIndexer().List() {
+		p := o.(*api.MaintenancePlan)
+		if !c.selects(p) || p.Status.Reason != api.SurgePending || p.Status.EvictionProgress == nil {
+			continue
+		}
+		for _, s := range p.Status.EvictionProgress.Surges {
+			if s.Namespace == namespace {
+				c.queue.Add(p.Name)
+				break
+			}
+		}
 	}
 }
 
