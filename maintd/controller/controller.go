@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -356,11 +357,7 @@ func (c *Controller) paused() {
 		}
 		m.Paused.Set(v)
 	}
-	for _, o := range c.planInformer.GetIndexer().List() {
-		if p := o.(*api.MaintenancePlan); c.selects(p) && (!drain.Final(&p.Status) || p.DeletionTimestamp != nil) {
-			c.queue.Add(p.Name)
-		}
-	}
+	c.enqueueIf(func(p *api.MaintenancePlan) bool { return !drain.Final(&p.Status) || p.DeletionTimestamp != nil })
 }
 
 // pauseFacts is the pause switch as the cache shows it, nil when it is off.
@@ -450,8 +447,15 @@ func (c *Controller) enqueueNode(node string) {
 // enqueueWaiting queues the plans that wait for a slot or for a node that
 // another plan holds.
 func (c *Controller) enqueueWaiting() {
+	c.enqueueIf(func(p *api.MaintenancePlan) bool {
+		return p.Status.Reason == api.WaitingForSlot || p.Status.Reason == api.NodeOccupied
+	})
+}
+
+// enqueueIf queues the selected plans for which want holds.
+func (c *Controller) enqueueIf(want func(*api.MaintenancePlan) bool) {
 	for _, o := range c.planInformer.GetIndexer().List() {
-		if p := o.(*api.MaintenancePlan); c.selects(p) && (p.Status.Reason == api.WaitingForSlot || p.Status.Reason == api.NodeOccupied) {
+		if p := o.(*api.MaintenancePlan); c.selects(p) && want(p) {
 			c.queue.Add(p.Name)
 		}
 	}
@@ -509,40 +513,25 @@ func (c *Controller) podChanged(old, obj any) {
 // enqueueSurging queues the plans that wait for a surge of an owner in
 // namespace.
 func (c *Controller) enqueueSurging(namespace string) {
-	for _, o := range c.planInformer.GetIndexer().List() {
-		p := o.(*api.MaintenancePlan)
-		if !c.selects(p) || p.Status.Reason != api.SurgePending || p.Status.EvictionProgress == nil {
-			continue
-		}
-		for _, s := range p.Status.EvictionProgress.Surges {
-			if s.Namespace == namespace {
-				c.queue.Add(p.Name)
-				break
-			}
-		}
-	}
+	c.enqueueIf(func(p *api.MaintenancePlan) bool {
+		ep := p.Status.EvictionProgress
+		return p.Status.Reason == api.SurgePending && ep != nil &&
+			slices.ContainsFunc(ep.Surges, func(s api.Surge) bool { return s.Namespace == namespace })
+	})
 }
 
 // enqueueNever queues the plans that a drain forecast of never blocks: a
 // change of where pods can go may clear it.
 func (c *Controller) enqueueNever() {
-	for _, o := range c.planInformer.GetIndexer().List() {
-		if p := o.(*api.MaintenancePlan); c.selects(p) && p.Status.Reason == api.DrainNeverCompletes {
-			c.queue.Add(p.Name)
-		}
-	}
+	c.enqueueIf(func(p *api.MaintenancePlan) bool { return p.Status.Reason == api.DrainNeverCompletes })
 }
 
 // enqueueLive queues every plan that can still act, except those waiting
 // for a slot: another plan's change wakes them (enqueueWaiting).
 func (c *Controller) enqueueLive() {
-	for _, o := range c.planInformer.GetIndexer().List() {
-		p := o.(*api.MaintenancePlan)
-		live := !drain.Final(&p.Status) && p.Status.Reason != api.WaitingForSlot
-		if c.selects(p) && (live || p.DeletionTimestamp != nil) {
-			c.queue.Add(p.Name)
-		}
-	}
+	c.enqueueIf(func(p *api.MaintenancePlan) bool {
+		return (!drain.Final(&p.Status) && p.Status.Reason != api.WaitingForSlot) || p.DeletionTimestamp != nil
+	})
 }
 
 // Start starts the informers, once; they run until ctx ends. A standby

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
@@ -111,14 +112,7 @@ func (c *Controller) scalable(kind, namespace, name string) (*metav1.ObjectMeta,
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("selector of %s %s/%s: %w", kind, namespace, name, err)
 	}
-	return m, ptrOr(replicas, 1), s, nil
-}
-
-func ptrOr(p *int32, def int32) int32 {
-	if p == nil {
-		return def
-	}
-	return *p
+	return m, ptr.Deref(replicas, 1), s, nil
 }
 
 // liveOwner is an owner a surge scales as the API server shows it now.
@@ -137,13 +131,13 @@ func (c *Controller) readOwner(ctx context.Context, kind, namespace, name string
 		if err != nil {
 			return nil, err
 		}
-		return &liveOwner{meta: d.ObjectMeta, replicas: ptrOr(d.Spec.Replicas, 1)}, nil
+		return &liveOwner{meta: d.ObjectMeta, replicas: ptr.Deref(d.Spec.Replicas, 1)}, nil
 	case "ReplicaSet":
 		rs, err := c.cfg.Clients.Apps.ReplicaSets(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return nil, err
 		}
-		return &liveOwner{meta: rs.ObjectMeta, replicas: ptrOr(rs.Spec.Replicas, 1)}, nil
+		return &liveOwner{meta: rs.ObjectMeta, replicas: ptr.Deref(rs.Spec.Replicas, 1)}, nil
 	}
 	return nil, fmt.Errorf("a surge cannot scale a %s", kind)
 }
