@@ -51,8 +51,8 @@ func main() { os.Exit(command.Main(app())) }
 
 func app() *cli.App {
 	flags := append([]cli.Flag{
-		&cli.StringFlag{Name: "selector", Aliases: []string{"l"}, Usage: "run only the plans with these `LABELS` (e.g. team=infra)"},
-		&cli.IntFlag{Name: "max-nodes-in-maintenance", Value: 1, Usage: "how many plans may hold a cordon at once, cluster-wide"},
+		&cli.StringFlag{Name: "selector", Aliases: []string{"l"}, Usage: "run only the plans and campaigns with these `LABELS` (e.g. team=infra); a campaign's plans carry its labels"},
+		&cli.IntFlag{Name: "max-nodes-in-maintenance", Value: 1, Usage: "how many nodes maintd holds cordoned at once, cluster-wide: plans and campaigns' plans together"},
 		&cli.IntFlag{Name: "workers", Value: 4, Usage: "plans reconciled in parallel"},
 		&cli.StringFlag{Name: "pause-configmap", Value: "maintd-system/maintd-pause", Usage: "the cluster-wide pause switch, `NAMESPACE/NAME`: while this ConfigMap exists no plan cordons, evicts or surges (its data.reason is shown); \"\" turns the switch off"},
 		&cli.StringFlag{Name: "metrics-address", Usage: "serve /metrics, /healthz and /readyz on `ADDR` (e.g. :8080; default: off)"},
@@ -64,7 +64,7 @@ func app() *cli.App {
 	}, kubeflags.Flags()...)
 	return command.Tool{
 		Name:    name,
-		Summary: "run MaintenancePlans: cordon, drain under PodDisruptionBudgets, release",
+		Summary: "run MaintenancePlans and MaintenanceCampaigns: cordon, drain under PodDisruptionBudgets, release",
 		Synopsis: []string{
 			"maintd [--selector LABELS] [--max-nodes-in-maintenance 1] [--workers 4] [--pause-configmap NS/NAME]",
 			"       [--metrics-address ADDR [--profiling]] [--leader-elect [--leader-elect-namespace NS]",
@@ -85,7 +85,7 @@ func app() *cli.App {
 		Files: []command.File{
 			{Path: "docs/maintd.md", What: "installing and operating maintd in a cluster"},
 			{Path: "maintd/deploy/kustomization.yaml", What: "the in-cluster install (CRD, ServiceAccount, ClusterRole, Deployment)"},
-			{Path: "maintd/deploy/crd.yaml", What: "the MaintenancePlan CRD"},
+			{Path: "maintd/deploy/crd.yaml", What: "the MaintenancePlan and MaintenanceCampaign CRDs"},
 		},
 		Flags:  flags,
 		Action: run,
@@ -147,7 +147,7 @@ func run(c *cli.Context) error {
 	}
 	defer stopEvents()
 	ctrl = controller.New(controller.Config{
-		Clients: client.Clients, Plans: client.plans.MaintenancePlans(), Poster: poster, Selector: sel,
+		Clients: client.Clients, Plans: client.plans.MaintenancePlans(), Campaigns: client.plans.MaintenanceCampaigns(), Poster: poster, Selector: sel,
 		MaxNodes: c.Int("max-nodes-in-maintenance"), Log: log, Events: recorder, Pause: pause,
 		Metrics: m, QueueMetrics: metrics.NewWorkqueue(reg),
 	})

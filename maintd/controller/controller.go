@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +85,9 @@ type Config struct {
 	// unless it has IsWatchListSemanticsUnSupported() returning true, as
 	// the fake Clientset has and its typed clients have not.
 	Plans maintenancev1alpha1.MaintenancePlanInterface
+	// Campaigns is the MaintenanceCampaign client (nil: campaigns are not
+	// run).
+	Campaigns maintenancev1alpha1.MaintenanceCampaignInterface
 	// Poster sends evictions (one call each, no hidden retries).
 	Poster evict.Poster
 	// Selector selects the plans this maintd runs (empty: all).
@@ -132,6 +136,9 @@ type Controller struct {
 	informers    []cache.SharedIndexInformer // of the built-in kinds
 	planInformer cache.SharedIndexInformer
 	plans        planlisters.MaintenancePlanLister
+	// campaignInformer is nil when Config.Campaigns is.
+	campaignInformer cache.SharedIndexInformer
+	campaigns        planlisters.MaintenanceCampaignLister
 	nodes        corelisters.NodeLister
 	nodeIndex    cache.Indexer
 	pods         podCache
@@ -217,6 +224,7 @@ func New(cfg Config) *Controller {
 	podInformer := informer(c, cl.Core.Pods(""), &corev1.Pod{}, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 		byNode:               func(o any) ([]string, error) { return []string{o.(*cachedPod).NodeName}, nil },
+		byController:         controllerUID,
 	})
 	pdbInformer := informer(c, cl.Policy.PodDisruptionBudgets(""), &policyv1.PodDisruptionBudget{}, byNamespace)
 	rsInformer := informer(c, cl.Apps.ReplicaSets(""), &appsv1.ReplicaSet{}, byNamespace)
@@ -249,6 +257,16 @@ func New(cfg Config) *Controller {
 			return []string{o.(*api.MaintenancePlan).Spec.NodeName}, nil
 		}})
 	c.plans = planlisters.NewMaintenancePlanLister(c.planInformer.GetIndexer())
+	if cfg.Campaigns != nil {
+		c.campaignInformer = planinformers.NewMaintenanceCampaignInformer(planClientset{plans: cfg.Plans, campaigns: cfg.Campaigns}, 0, cache.Indexers{})
+		c.campaigns = planlisters.NewMaintenanceCampaignLister(c.campaignInformer.GetIndexer())
+		_, err := c.campaignInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { c.campaignChanged(nil, obj); c.handled() },
+			UpdateFunc: func(old, obj any) { c.campaignChanged(old, obj); c.handled() },
+			DeleteFunc: func(obj any) { c.handled() },
+		})
+		utilruntime.Must(err)
+	}
 
 	// handle calls f on every event of i; update is false for the
 	// informers whose updates are status churn (f runs on add and delete).
@@ -279,10 +297,19 @@ func New(cfg Config) *Controller {
 			c.enqueueWaiting() // a slot or a node may have been freed
 		}
 	}
+	campaignPlan := func(old, obj any) {
+		p, ok := obj.(*api.MaintenancePlan)
+		if !ok {
+			return
+		}
+		o, _ := old.(*api.MaintenancePlan)
+		c.campaignPlanChanged(o, p)
+	}
 	_, err := c.planInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { plan(obj); c.handled() },
+		AddFunc: func(obj any) { plan(obj); campaignPlan(nil, obj); c.handled() },
 		UpdateFunc: func(old, obj any) {
 			plan(obj)
+			campaignPlan(old, obj)
 			if o, ok := old.(*api.MaintenancePlan); ok {
 				if p, ok := obj.(*api.MaintenancePlan); ok && othersChanged(o, p) {
 					c.enqueueLive() // what the other plans count of this one changed
@@ -295,6 +322,7 @@ func New(cfg Config) *Controller {
 				obj = t.Obj
 			}
 			plan(obj)
+			campaignPlan(nil, obj)
 			c.enqueueLive() // its evictions in flight and its throttle no longer count
 			c.handled()
 		},
@@ -316,7 +344,14 @@ func New(cfg Config) *Controller {
 	})
 	utilruntime.Must(err)
 	live := func(any) { c.enqueueLive() }
-	handle(pdbInformer, true, live)
+	handle(pdbInformer, true, func(obj any) {
+		c.enqueueLive()
+		if b, ok := obj.(*policyv1.PodDisruptionBudget); ok {
+			c.enqueueCampaigns(func(m *api.MaintenanceCampaign) bool {
+				return running(m) && slices.Contains(m.Status.Namespaces, b.Namespace)
+			})
+		}
+	})
 	// The owners and volumes the analysis reads: a change to one wakes the
 	// live plans on their add and delete (their updates are status churn).
 	for _, i := range []cache.SharedIndexInformer{rsInformer, depInformer, stsInformer, dsInformer, jobInformer, cronInformer, pvInformer, pvcInformer, hpaInformer} {
@@ -358,6 +393,7 @@ func (c *Controller) paused() {
 		m.Paused.Set(v)
 	}
 	c.enqueueIf(func(p *api.MaintenancePlan) bool { return !drain.Final(&p.Status) || p.DeletionTimestamp != nil })
+	c.enqueueCampaigns(func(*api.MaintenanceCampaign) bool { return true })
 }
 
 // pauseFacts is the pause switch as the cache shows it, nil when it is off.
@@ -472,9 +508,17 @@ func (c *Controller) nodeChanged(old, obj any) {
 	}
 	c.enqueueNode(n.Name)
 	c.enqueueWaiting() // a node's cordon may have been lifted: a slot is free
-	if o, ok := old.(*corev1.Node); !ok || placesDifferently(o, n) {
+	o, ok := old.(*corev1.Node)
+	if !ok || placesDifferently(o, n) {
 		c.nodeEpoch.Add(1)
 		c.enqueueNever()
+	}
+	// A node new, gone or whose readiness changed: the breakers judge
+	// again; one that changes where pods go may clear a capacity block.
+	if !ok || nodeReady(o) != nodeReady(n) || placesDifferently(o, n) {
+		c.enqueueCampaigns(func(m *api.MaintenanceCampaign) bool {
+			return running(m) || m.Status.Reason == api.NoNodes || m.Status.Reason == api.InsufficientCapacity
+		})
 	}
 }
 
@@ -507,6 +551,9 @@ func (c *Controller) podChanged(old, obj any) {
 	// surge added: its plan says so.
 	if !ok || o.NodeName != p.NodeName || ready(o) != ready(p) {
 		c.enqueueSurging(p.Namespace)
+		c.enqueueCampaigns(func(m *api.MaintenanceCampaign) bool {
+			return running(m) && slices.Contains(m.Status.Namespaces, p.Namespace)
+		})
 	}
 }
 
@@ -538,7 +585,7 @@ func (c *Controller) enqueueLive() {
 // calls it before it leads, so that its caches are warm when it takes over.
 func (c *Controller) Start(ctx context.Context) {
 	c.start.Do(func() {
-		for _, i := range append(c.informers, c.planInformer) {
+		for _, i := range c.allInformers() {
 			c.running.Go(func() { i.RunWithContext(ctx) })
 		}
 	})
@@ -547,8 +594,8 @@ func (c *Controller) Start(ctx context.Context) {
 // WaitForSync waits until every cache has synced; false when ctx ended
 // first.
 func (c *Controller) WaitForSync(ctx context.Context) bool {
-	synced := []cache.InformerSynced{c.planInformer.HasSynced}
-	for _, i := range c.informers {
+	var synced []cache.InformerSynced
+	for _, i := range c.allInformers() {
 		synced = append(synced, i.HasSynced)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
@@ -558,12 +605,19 @@ func (c *Controller) WaitForSync(ctx context.Context) bool {
 	return true
 }
 
+// allInformers are the informers of the built-in kinds, the plans' and
+// the campaigns'.
+func (c *Controller) allInformers() []cache.SharedIndexInformer {
+	all := append(slices.Clone(c.informers), c.planInformer)
+	if c.campaignInformer != nil {
+		all = append(all, c.campaignInformer)
+	}
+	return all
+}
+
 // Synced reports, without waiting, whether every cache has synced.
 func (c *Controller) Synced() bool {
-	if !c.planInformer.HasSynced() {
-		return false
-	}
-	for _, i := range c.informers {
+	for _, i := range c.allInformers() {
 		if !i.HasSynced() {
 			return false
 		}
@@ -699,6 +753,9 @@ func (c *Controller) next(ctx context.Context) bool {
 // Reconcile runs one plan once: read, decide, persist, act, record. It
 // returns when to run it again without an event.
 func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration, error) {
+	if campaign, ok := strings.CutPrefix(name, campaignKey); ok {
+		return c.reconcileCampaign(ctx, campaign)
+	}
 	cached, err := c.plans.Get(name)
 	if apierrors.IsNotFound(err) {
 		c.mu.Lock()
@@ -1076,7 +1133,15 @@ func slim(obj any) (any, error) {
 	case *corev1.Pod:
 		return cachePod(o), nil
 	case *corev1.Node:
-		o.Status = corev1.NodeStatus{Allocatable: o.Status.Allocatable} // the forecast places pods by it
+		// The forecast places pods by its allocatable; a campaign's breaker
+		// reads its Ready condition.
+		var ready []corev1.NodeCondition
+		for _, cd := range o.Status.Conditions {
+			if cd.Type == corev1.NodeReady {
+				ready = []corev1.NodeCondition{{Type: cd.Type, Status: cd.Status, Reason: cd.Reason}}
+			}
+		}
+		o.Status = corev1.NodeStatus{Allocatable: o.Status.Allocatable, Conditions: ready}
 	case *appsv1.ReplicaSet:
 		o.Spec.Template = corev1.PodTemplateSpec{}
 	case *appsv1.Deployment:

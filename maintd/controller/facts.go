@@ -2,6 +2,7 @@ package controller
 
 import (
 	"cmp"
+	"maps"
 	"fmt"
 	"slices"
 	"strings"
@@ -144,6 +145,12 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 	f.Holders = len(held)
 	f.ThrottledUntil = c.throttledUntil
 	f.Pause = c.pauseFacts()
+	if m := c.campaignOf(p); m != nil {
+		if b := m.Status.Breaker; f.Pause == nil && b != nil && b.Open && b.OpenedAt != nil {
+			f.Pause = &drain.Pause{Object: m.Name, Since: b.OpenedAt.Time, Reason: b.Message, Campaign: true}
+		}
+		f.Wave = waveOf(p, byName)
+	}
 	for _, o := range plans {
 		if o.UID == p.UID || byName[o.Name] == nil {
 			continue
@@ -244,9 +251,19 @@ func (c *Controller) owner(kind, namespace, name string) (metav1.Object, error) 
 // of objects, not hundreds. Objects are shallow copies of the cached ones;
 // nothing here modifies them.
 func (c *Controller) snapshot(node *corev1.Node, onNode []*cachedPod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*snapshot.Snapshot, error) {
+	return c.snapshotOf([]*corev1.Node{node}, onNode, pdbs, now)
+}
+
+// snapshotOf is snapshot for several nodes: onNode are the pods of all of
+// them.
+func (c *Controller) snapshotOf(nodes []*corev1.Node, onNode []*cachedPod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*snapshot.Snapshot, error) {
 	s := snapshot.New()
 	s.Metadata.CapturedAt = metav1.NewTime(now)
-	s.Nodes = []corev1.Node{*node}
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		s.Nodes = append(s.Nodes, *n)
+		names[i] = n.Name
+	}
 	s.PodDisruptionBudgets = values(slices.Clone(pdbs))
 	pvs, err := c.pvs.List(labels.Everything())
 	if err != nil {
@@ -269,7 +286,7 @@ func (c *Controller) snapshot(node *corev1.Node, onNode []*cachedPod, pdbs []*po
 	chains.into(s)
 	s.Pods = podValues(pods)
 	mine := len(pods)
-	for _, q := range snapshot.PodQueries(s, []string{node.Name}) {
+	for _, q := range snapshot.PodQueries(s, names) {
 		sel, err := labels.Parse(q.Selector)
 		if err != nil {
 			return nil, fmt.Errorf("pods of %s %q: %w", q.Namespace, q.Selector, err)
@@ -298,7 +315,7 @@ func (c *Controller) snapshot(node *corev1.Node, onNode []*cachedPod, pdbs []*po
 		}
 		s.HorizontalPodAutoscalers = append(s.HorizontalPodAutoscalers, values(hpas)...)
 	}
-	return snapshot.ForNodes(s, node.Name)
+	return snapshot.ForNodes(s, names...)
 }
 
 // volumeClaims sets the claims of s to those of pods that exist (named by a
@@ -415,13 +432,8 @@ func byKey[O metav1.Object](a, b O) int {
 	return cmp.Or(strings.Compare(a.GetNamespace(), b.GetNamespace()), strings.Compare(a.GetName(), b.GetName()))
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+func sortedKeys[K ~string](m map[K]bool) []K {
+	return slices.Sorted(maps.Keys(m))
 }
 
 func everything() labels.Selector { return labels.Everything() }

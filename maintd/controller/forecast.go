@@ -77,10 +77,6 @@ func forecastKey(p *api.MaintenancePlan, node *corev1.Node, onNode []*cachedPod,
 // when the facts forecastKey names change; c.slot is held.
 func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot, onNode []*cachedPod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*analyze.Forecast, time.Time, error) {
 	node := &scoped.Nodes[0]
-	nodes, err := c.nodes.List(labels.Everything())
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("list nodes: %w", err)
-	}
 	// Once the drain has started, the room the other pods take matters
 	// less than its own pods, whose every change makes it again: a busy
 	// cluster's pods do not make every reconcile forecast anew.
@@ -97,22 +93,11 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 		return memo.forecast, memo.at, nil
 	}
 	v := view.Of(scoped)
-	v.Metadata.Scope = snapshot.Scope{}
-	slices.SortFunc(nodes, byKey[*corev1.Node])
-	v.Nodes = make([]view.Node, len(nodes))
-	for i, n := range nodes {
-		v.Nodes[i] = view.NodeOf(n)
+	release, err := c.widen(v)
+	if err != nil {
+		return nil, time.Time{}, err
 	}
-	// Every cached pod, in a buffer reused from forecast to forecast (they
-	// are made one at a time, under c.slot): a forecast allocates what the
-	// analysis needs, not a copy of the cluster.
-	all := c.pods.idx.List()
-	v.Pods = slices.Grow(c.forecastPods[:0], len(all))
-	var scratch corev1.Pod
-	for _, o := range all {
-		v.Pods = append(v.Pods, o.(*cachedPod).view(&scratch))
-	}
-	defer func() { c.forecastPods = clear0(v.Pods) }()
+	defer release()
 	spec := drain.Defaulted(p.Spec)
 	r, err := analyze.Analyze(v, analyze.Options{Nodes: []string{node.Name}, Now: now, Surge: p.Spec.Surge == api.SurgeIfNeeded,
 		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions, Reaction: Reaction}})
@@ -124,4 +109,29 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 	c.forecasts[p.Name] = forecastMemo{uid: p.UID, key: key, forecast: f, at: now}
 	c.mu.Unlock()
 	return f, now, nil
+}
+
+// widen makes the scoped view v one of the whole cluster where its pods'
+// replacements may go: every cached node, and every cached pod in a buffer
+// reused from call to call (they are made one at a time, under c.slot), so
+// that a forecast allocates what the analysis needs, not a copy of the
+// cluster. release gives the buffer back once v is no longer read.
+func (c *Controller) widen(v *view.Snapshot) (release func(), err error) {
+	nodes, err := c.nodes.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	v.Metadata.Scope = snapshot.Scope{}
+	slices.SortFunc(nodes, byKey[*corev1.Node])
+	v.Nodes = make([]view.Node, len(nodes))
+	for i, n := range nodes {
+		v.Nodes[i] = view.NodeOf(n)
+	}
+	all := c.pods.idx.List()
+	v.Pods = slices.Grow(c.forecastPods[:0], len(all))
+	var scratch corev1.Pod
+	for _, o := range all {
+		v.Pods = append(v.Pods, o.(*cachedPod).view(&scratch))
+	}
+	return func() { c.forecastPods = clear0(v.Pods) }, nil
 }

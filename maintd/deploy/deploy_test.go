@@ -221,7 +221,7 @@ func TestKustomization(t *testing.T) {
 			t.Errorf("%s %s lacks the part-of label", u.GetKind(), u.GetName())
 		}
 	}
-	want := map[string]int{"CustomResourceDefinition": 1, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
+	want := map[string]int{"CustomResourceDefinition": 2, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
 		"Role": 2, "RoleBinding": 2, "Deployment": 1, "PodDisruptionBudget": 1, "Service": 1}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("rendered kinds (-want +got):\n%s", diff)
@@ -287,14 +287,14 @@ func TestInCluster(t *testing.T) {
 
 	t.Run("apply twice", func(t *testing.T) {
 		first := kubectl(t, ctx, "apply", "-k", ".", "--server-side")
-		kubectl(t, ctx, "wait", "--for=condition=Established", "crd/maintenanceplans.maintenance.sentinel.dev", "--timeout=60s")
+		kubectl(t, ctx, "wait", "--for=condition=Established", "crd/maintenanceplans.maintenance.sentinel.dev", "crd/maintenancecampaigns.maintenance.sentinel.dev", "--timeout=60s")
 		before := versions(t, ctx)
 		second := kubectl(t, ctx, "apply", "-k", ".", "--server-side")
 		if first != second {
 			t.Errorf("second apply printed\n%s\nthe first\n%s", second, first)
 		}
-		if n := strings.Count(second, "serverside-applied"); n != 12 {
-			t.Errorf("%d objects applied, want 12:\n%s", n, second)
+		if n := strings.Count(second, "serverside-applied"); n != 13 {
+			t.Errorf("%d objects applied, want 13:\n%s", n, second)
 		}
 		if diff := cmp.Diff(before, versions(t, ctx)); diff != "" {
 			t.Errorf("the second apply changed objects (-before +after):\n%s", diff)
@@ -357,9 +357,11 @@ func TestInCluster(t *testing.T) {
 	})
 
 	t.Run("kubectl explain", func(t *testing.T) {
-		// The parts of the CRD read here.
-		var crd struct {
+		// The parts of the CRDs read here: every spec field of each kind
+		// has a description that kubectl explain shows.
+		type crd struct {
 			Spec struct {
+				Names    struct{ Singular string }
 				Versions []struct {
 					Schema struct {
 						OpenAPIV3Schema struct {
@@ -375,23 +377,35 @@ func TestInCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := yaml.Unmarshal(data, &crd); err != nil || len(crd.Spec.Versions) != 1 {
-			t.Fatalf("crd.yaml: %v, %d versions", err, len(crd.Spec.Versions))
-		}
-		explain := strings.Join(strings.Fields(kubectl(t, ctx, "explain", "maintenanceplan.spec")), " ")
-		props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties
-		if len(props) == 0 {
-			t.Fatal("crd.yaml: no spec properties")
-		}
-		for name, prop := range props {
-			desc := strings.Join(strings.Fields(prop.Description), " ")
-			if desc == "" {
-				t.Errorf("spec.%s has no description (a Go doc comment)", name)
+		var kinds []string
+		for _, doc := range strings.Split(string(data), "\n---\n") {
+			var c crd
+			if strings.TrimSpace(strings.TrimPrefix(doc, "---")) == "" {
 				continue
 			}
-			if first, _, _ := strings.Cut(desc, ". "); !strings.Contains(explain, first) {
-				t.Errorf("kubectl explain maintenanceplan.spec lacks spec.%s's doc comment %q", name, first)
+			if err := yaml.Unmarshal([]byte(doc), &c); err != nil || len(c.Spec.Versions) != 1 {
+				t.Fatalf("crd.yaml: %v, %d versions", err, len(c.Spec.Versions))
 			}
+			kind := c.Spec.Names.Singular
+			kinds = append(kinds, kind)
+			explain := strings.Join(strings.Fields(kubectl(t, ctx, "explain", kind+".spec")), " ")
+			props := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties
+			if len(props) == 0 {
+				t.Fatalf("crd.yaml: %s has no spec properties", kind)
+			}
+			for name, prop := range props {
+				desc := strings.Join(strings.Fields(prop.Description), " ")
+				if desc == "" {
+					t.Errorf("%s spec.%s has no description (a Go doc comment)", kind, name)
+					continue
+				}
+				if first, _, _ := strings.Cut(desc, ". "); !strings.Contains(explain, first) {
+					t.Errorf("kubectl explain %s.spec lacks spec.%s's doc comment %q", kind, name, first)
+				}
+			}
+		}
+		if want := []string{"maintenancecampaign", "maintenanceplan"}; !slices.Equal(kinds, want) {
+			t.Errorf("crd.yaml defines %v, want %v", kinds, want)
 		}
 	})
 }
@@ -657,8 +671,10 @@ func leastPrivilege(t *testing.T, ctx context.Context, cs kubernetes.Interface) 
 	add("batch", "jobs", true, read...)
 	add("batch", "cronjobs", true, read...)
 	add("policy", "poddisruptionbudgets", true, read...)
-	add("maintenance.sentinel.dev", "maintenanceplans", false, "get", "list", "watch", "update")
+	add("maintenance.sentinel.dev", "maintenanceplans", false, "get", "list", "watch", "update", "create")
 	add("maintenance.sentinel.dev", "maintenanceplans/status", false, "update")
+	add("maintenance.sentinel.dev", "maintenancecampaigns", false, "get", "list", "watch")
+	add("maintenance.sentinel.dev", "maintenancecampaigns/status", false, "update")
 	add("events.k8s.io", "events", true, "create", "patch")
 	want = append(want, access{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: namespace}.String())
 	slices.Sort(want)

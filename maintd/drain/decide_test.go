@@ -811,8 +811,8 @@ func TestScope(t *testing.T) {
 
 func TestCamel(t *testing.T) {
 	for in, want := range map[string]string{"pdb-budget-exhausted": "PdbBudgetExhausted", "Drained": "Drained", "dry-run": "DryRun"} {
-		if got := camel(in); got != want {
-			t.Errorf("camel(%q) = %q, want %q", in, got, want)
+		if got := Camel(in); got != want {
+			t.Errorf("Camel(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

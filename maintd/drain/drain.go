@@ -75,9 +75,28 @@ type Facts struct {
 	// Owners are the owners that the plan's surges name and that the
 	// pods needing a surge would scale, by OwnerKey.
 	Owners map[string]SurgeOwner
-	// Pause, when set, is maintenance paused cluster-wide: no cordon,
-	// eviction or surge is made until it is lifted.
+	// Pause, when set, is maintenance paused cluster-wide, or the plan's
+	// campaign paused by its breaker: no cordon, eviction or surge is made
+	// until it is lifted.
 	Pause *Pause
+	// Wave, for a plan a MaintenanceCampaign made, is its wave as the
+	// caches show it.
+	Wave *Wave
+}
+
+// Wave is the wave of a campaign's plan: its plans cordon their nodes
+// before any of them evicts, so that no evicted pod lands on a node of the
+// wave (and is moved again).
+type Wave struct {
+	// Campaign names the campaign; Number is the wave, from 1.
+	Campaign string
+	Number   int
+	// Nodes counts the wave's nodes; Cordoning are those whose plans are
+	// still about to cordon (new, pending a cordon, or cordoning and not
+	// yet seen cordoned). A plan waiting for a slot, Blocked, Failed or
+	// final is not waited for.
+	Nodes     int
+	Cordoning []string
 }
 
 // Pause is the cluster-wide pause switch as the caches show it.
@@ -85,8 +104,12 @@ type Pause struct {
 	// Object names the switch (namespace/name of the ConfigMap).
 	Object string
 	Since  time.Time
-	// Reason is what the person who set it wrote (its data's reason).
+	// Reason is what the person who set it wrote (its data's reason), or
+	// the breaker's cause with its numbers.
 	Reason string
+	// Campaign is set when the pause is the breaker of the plan's
+	// campaign (Object names the campaign), not the cluster-wide switch.
+	Campaign bool
 }
 
 // Pod is one pod as the cache shows it.
@@ -318,6 +341,11 @@ func (d *decider) decide() {
 		case started:
 			phase = api.CoolingDown
 		}
+		if pz.Campaign {
+			d.set(phase, api.Paused, "campaign %s is paused by its breaker since %s: %s; no cordon, eviction or surge until it resumes",
+				pz.Object, pz.Since.UTC().Format(time.RFC3339), pz.Reason)
+			return
+		}
 		why := ""
 		if pz.Reason != "" {
 			why = " (" + pz.Reason + ")"
@@ -386,6 +414,17 @@ func (d *decider) decide() {
 		return
 	}
 	if d.highRisk(pods) {
+		return
+	}
+	if w := d.f.Wave; w != nil && len(w.Cordoning) > 0 && d.st.Pods.Evicted == 0 && len(ep.ActivePods) == 0 && len(ep.Surges) == 0 {
+		const show = 5
+		names := w.Cordoning[:min(len(w.Cordoning), show)]
+		more := ""
+		if len(w.Cordoning) > show {
+			more = fmt.Sprintf(" and %d more", len(w.Cordoning)-show)
+		}
+		d.set(api.Cordoned, api.WaveCordoning, "node %s is cordoned; waiting for %d of the %d nodes of campaign %s's wave %d to be cordoned (%s%s) before the first eviction, so that no evicted pod lands on a node of the wave",
+			node.Name, len(w.Cordoning), w.Nodes, w.Campaign, w.Number, strings.Join(names, ", "), more)
 		return
 	}
 	d.drain(pods)
@@ -768,7 +807,7 @@ func SetConditions(st *api.MaintenancePlanStatus, generation int64, now time.Tim
 		// The injected now, not SetStatusCondition's time.Now, for a new
 		// condition or a flip.
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, ObservedGeneration: generation,
-			Reason: camel(reason), Message: st.Message, LastTransitionTime: metav1.NewTime(now)})
+			Reason: Camel(reason), Message: st.Message, LastTransitionTime: metav1.NewTime(now)})
 	}
 	cond(api.ConditionReady, st.Phase == api.Drained || st.Phase == api.Completed)
 	switch st.Phase {
@@ -783,9 +822,9 @@ func SetConditions(st *api.MaintenancePlanStatus, generation int64, now time.Tim
 	}
 }
 
-// camel turns a reason code (pdb-budget-exhausted) into a condition reason
+// Camel turns a reason code (pdb-budget-exhausted) into a condition reason
 // (PdbBudgetExhausted), which must be CamelCase.
-func camel(s string) string {
+func Camel(s string) string {
 	var b strings.Builder
 	up := true
 	for _, r := range s {

@@ -23,6 +23,9 @@ type Metrics struct {
 	Leader    prometheus.Gauge
 	Requests  *prometheus.CounterVec
 	Paused    prometheus.Gauge
+	// CampaignPaused is 1 while a campaign is paused (its breaker open,
+	// or the cluster-wide switch), by campaign and reason.
+	CampaignPaused *prometheus.GaugeVec
 }
 
 // Plan is one cached plan as the per-plan series show it.
@@ -52,8 +55,10 @@ func New(reg prometheus.Registerer, plans func() []Plan) *Metrics {
 			Help: "Requests to the Kubernetes API, by method and HTTP status code."}, []string{"method", "code"}),
 		Paused: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "paused",
 			Help: "1 while maintenance is paused cluster-wide (the pause ConfigMap exists, as maintd's cache shows it), else 0."}),
+		CampaignPaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "campaign_paused",
+			Help: "1 while a MaintenanceCampaign is paused, by its breaker (reason nodes-not-ready, pods-not-ready, pdbs-below-floor) or the cluster-wide switch (paused); absent otherwise."}, []string{"campaign", "reason"}),
 	}
-	reg.MustRegister(m.Evictions, m.Cooldowns, m.Reconcile, m.Leader, m.Requests, m.Paused, planCollector{plans})
+	reg.MustRegister(m.Evictions, m.Cooldowns, m.Reconcile, m.Leader, m.Requests, m.Paused, m.CampaignPaused, planCollector{plans})
 	return m
 }
 

@@ -19,9 +19,9 @@ func Resource(resource string) schema.GroupResource {
 	return SchemeGroupVersion.WithResource(resource).GroupResource()
 }
 
-// AddToScheme registers MaintenancePlan and MaintenancePlanList.
+// AddToScheme registers MaintenancePlan, MaintenanceCampaign and their lists.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(SchemeGroupVersion, &MaintenancePlan{}, &MaintenancePlanList{})
+	s.AddKnownTypes(SchemeGroupVersion, &MaintenancePlan{}, &MaintenancePlanList{}, &MaintenanceCampaign{}, &MaintenanceCampaignList{})
 	metav1.AddToGroupVersion(s, SchemeGroupVersion)
 	return nil
 }

@@ -39,6 +39,8 @@ func (f *genericInformer) Lister() cache.GenericLister {
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
 	// Group=maintenance.sentinel.dev, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithResource("maintenancecampaigns"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Maintenance().V1alpha1().MaintenanceCampaigns().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("maintenanceplans"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Maintenance().V1alpha1().MaintenancePlans().Informer()}, nil
 

@@ -10,6 +10,8 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// MaintenanceCampaigns returns a MaintenanceCampaignInformer.
+	MaintenanceCampaigns() TypedMaintenanceCampaignInformer
 	// MaintenancePlans returns a MaintenancePlanInformer.
 	MaintenancePlans() TypedMaintenancePlanInformer
 }
@@ -23,6 +25,11 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// MaintenanceCampaigns returns a TypedMaintenanceCampaignInformer.
+func (v *version) MaintenanceCampaigns() TypedMaintenanceCampaignInformer {
+	return &maintenanceCampaignInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }
 
 // MaintenancePlans returns a TypedMaintenancePlanInformer.

@@ -4,6 +4,10 @@
 
 package v1alpha1
 
+// MaintenanceCampaignListerExpansion allows custom methods to be added to
+// MaintenanceCampaignLister.
+type MaintenanceCampaignListerExpansion interface{}
+
 // MaintenancePlanListerExpansion allows custom methods to be added to
 // MaintenancePlanLister.
 type MaintenancePlanListerExpansion interface{}

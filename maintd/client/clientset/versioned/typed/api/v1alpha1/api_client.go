@@ -14,12 +14,17 @@ import (
 
 type MaintenanceV1alpha1Interface interface {
 	RESTClient() rest.Interface
+	MaintenanceCampaignsGetter
 	MaintenancePlansGetter
 }
 
 // MaintenanceV1alpha1Client is used to interact with features provided by the maintenance.sentinel.dev group.
 type MaintenanceV1alpha1Client struct {
 	restClient rest.Interface
+}
+
+func (c *MaintenanceV1alpha1Client) MaintenanceCampaigns() MaintenanceCampaignInterface {
+	return newMaintenanceCampaigns(c)
 }
 
 func (c *MaintenanceV1alpha1Client) MaintenancePlans() MaintenancePlanInterface {

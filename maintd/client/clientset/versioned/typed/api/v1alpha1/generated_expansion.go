@@ -4,4 +4,6 @@
 
 package v1alpha1
 
+type MaintenanceCampaignExpansion interface{}
+
 type MaintenancePlanExpansion interface{}

@@ -14,6 +14,10 @@ type FakeMaintenanceV1alpha1 struct {
 	*testing.Fake
 }
 
+func (c *FakeMaintenanceV1alpha1) MaintenanceCampaigns() v1alpha1.MaintenanceCampaignInterface {
+	return newFakeMaintenanceCampaigns(c)
+}
+
 func (c *FakeMaintenanceV1alpha1) MaintenancePlans() v1alpha1.MaintenancePlanInterface {
 	return newFakeMaintenancePlans(c)
 }

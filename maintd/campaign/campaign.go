@@ -1,0 +1,506 @@
+// Package campaign decides what a MaintenanceCampaign does next, from facts
+// the controller reads from its caches: which nodes it covers, which wave
+// of per-node MaintenancePlans to make, which drained plans to release,
+// and whether its breaker is open. It makes no API call: the controller
+// persists the status it returns, then makes the plans and releases.
+package campaign
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
+)
+
+// Defaults of a campaign's spec, as the CRD sets them.
+const (
+	DefaultDeadline        = 6 * time.Hour
+	DefaultPodReadyTimeout = 5 * time.Minute
+	DefaultHoldDown        = time.Minute
+	DefaultMaxNotReady     = 1
+)
+
+// Spec is a campaign's spec with its defaults applied (the API server
+// applies them; a simulation and the unit tests do not run one).
+type Spec struct {
+	api.MaintenanceCampaignSpec
+	Deadline, PodReadyTimeout, HoldDown time.Duration
+}
+
+// Defaulted applies the CRD's defaults to s.
+func Defaulted(s api.MaintenanceCampaignSpec) Spec {
+	d := func(v *metav1.Duration, def time.Duration) time.Duration {
+		if v == nil || v.Duration <= 0 {
+			return def
+		}
+		return v.Duration
+	}
+	out := Spec{MaintenanceCampaignSpec: s, Deadline: d(s.Deadline, DefaultDeadline),
+		PodReadyTimeout: d(s.Breaker.PodReadyTimeout, DefaultPodReadyTimeout), HoldDown: d(s.Breaker.HoldDown, DefaultHoldDown)}
+	if s.Breaker.PodReadyTimeout == nil && s.Breaker.HoldDown == nil && s.Breaker.MaxNotReadyNodes == 0 && s.Breaker.MaxPDBsBelowFloor == 0 {
+		out.Breaker.MaxNotReadyNodes = DefaultMaxNotReady // the CRD's default of an absent breaker
+	}
+	return out
+}
+
+// Start is what the campaign records when it starts: the controllers of
+// the pods to move on its nodes, their namespaces, and how many pods.
+type Start struct {
+	Owners     []types.UID
+	Namespaces []string
+	Pods       int
+}
+
+// Capacity is the check, before a wave's first write, that the nodes left
+// schedulable can take the wave's pods.
+type Capacity struct {
+	// Verdict is ok, never or unknown.
+	Verdict string
+	Pods    int
+	// Message names the numbers of a never (or an unknown) verdict.
+	Message string
+}
+
+// Sickness is what the breaker reads, from the caches.
+type Sickness struct {
+	// NotReady are the nodes outside the campaign that are not Ready, by
+	// name.
+	NotReady []string
+	// Unready are the pods the campaign moved (of its owners, created
+	// since its start) that are not Ready.
+	Unready []Unready
+	// BelowFloor are the PodDisruptionBudgets of the campaign's namespaces
+	// with fewer healthy pods than they desire, described.
+	BelowFloor []string
+}
+
+// Unready is a moved pod that is not Ready.
+type Unready struct {
+	Namespace, Name string
+	Created         time.Time
+	// Why is its phase or its waiting container's reason
+	// (CrashLoopBackOff, ImagePullBackOff, ...).
+	Why string
+}
+
+// Facts are what Decide reads.
+type Facts struct {
+	// Nodes are the cluster's nodes.
+	Nodes []*corev1.Node
+	// Plans are the campaign's plans (those it owns), the newest versions
+	// this maintd knows.
+	Plans []*api.MaintenancePlan
+	// Holders counts the plans of the cluster that hold a cordon (the
+	// maintenance slots in use); MaxNodes is the number of slots.
+	Holders, MaxNodes int
+	// Pause is the cluster-wide pause switch (nil: off).
+	Pause *drain.Pause
+	// Sick is what the breaker reads.
+	Sick Sickness
+	// Start reads what a campaign records when it starts, for its nodes.
+	Start func(nodes []string) (Start, error)
+	// Capacity checks a wave's nodes before its first write.
+	Capacity func(nodes []string) (Capacity, error)
+}
+
+// Decision is what the controller persists and then does.
+type Decision struct {
+	Status api.MaintenanceCampaignStatus
+	// Create are the plans of a new wave, made after the status is
+	// written.
+	Create []*api.MaintenancePlan
+	// Release are the names of drained plans to release.
+	Release []string
+	// Requeue is when to decide again without an event (0: on events
+	// only).
+	Requeue time.Duration
+}
+
+// Final reports whether a campaign is done: Completed or Failed.
+func Final(st *api.MaintenanceCampaignStatus) bool {
+	return st.Phase == api.Completed || st.Phase == api.Failed
+}
+
+// PlanName is the name of the plan a campaign makes for a node.
+func PlanName(campaign, node string) string {
+	name := campaign + "-" + node
+	if len(name) <= 253 {
+		return name
+	}
+	return name[:240] + "-" + strconv.FormatUint(uint64(hash(name)), 36)
+}
+
+func hash(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return h
+}
+
+// WaveOf is a plan's wave (0: not a campaign's plan).
+func WaveOf(p *api.MaintenancePlan) int {
+	w, err := strconv.Atoi(p.Labels[api.WaveLabel])
+	if err != nil || p.Labels[api.CampaignLabel] == "" {
+		return 0
+	}
+	return w
+}
+
+type decider struct {
+	c    *api.MaintenanceCampaign
+	f    Facts
+	spec Spec
+	now  time.Time
+	st   api.MaintenanceCampaignStatus
+	dec  Decision
+}
+
+// Decide decides a campaign's next step. An error is a fact that could not
+// be read; nothing is decided.
+func Decide(c *api.MaintenanceCampaign, f Facts, now time.Time) (Decision, error) {
+	d := &decider{c: c, f: f, spec: Defaulted(c.Spec), now: now.UTC().Truncate(time.Second), st: *c.Status.DeepCopy()}
+	if err := d.decide(); err != nil {
+		return Decision{}, err
+	}
+	d.st.ObservedGeneration = c.Generation
+	d.conditions()
+	d.dec.Status = d.st
+	return d.dec, nil
+}
+
+func (d *decider) set(phase api.Phase, reason api.Reason, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if d.st.Phase != phase || d.st.Reason != reason {
+		since := metav1.NewTime(d.now)
+		d.st.Since = &since
+	}
+	d.st.Phase, d.st.Reason, d.st.Message = phase, reason, msg
+}
+
+func (d *decider) requeue(in time.Duration) {
+	in = max(in, time.Second)
+	if d.dec.Requeue == 0 || in < d.dec.Requeue {
+		d.dec.Requeue = in
+	}
+}
+
+func (d *decider) decide() error {
+	st := &d.st
+	if Final(st) {
+		return nil
+	}
+	if st.StartedAt == nil {
+		nodes, err := d.selected()
+		if err != nil {
+			d.set(api.Blocked, api.NoNodes, "%v", err)
+			return nil
+		}
+		if len(nodes) == 0 {
+			d.set(api.Blocked, api.NoNodes, "no node matches the campaign's nodes or nodeSelector")
+			return nil
+		}
+		s, err := d.f.Start(nodes)
+		if err != nil {
+			return err
+		}
+		start, deadline := metav1.NewTime(d.now), metav1.NewTime(d.now.Add(d.spec.Deadline))
+		st.Nodes, st.StartedAt, st.Deadline = nodes, &start, &deadline
+		st.Owners, st.Counts.PodsAtStart = s.Owners, int32(s.Pods)
+		st.Namespaces = s.Namespaces
+		d.set(api.Pending, api.CampaignStarted, "%d nodes, %d pods to move", len(nodes), s.Pods)
+	}
+	byNode := map[string]*api.MaintenancePlan{}
+	wave := 0
+	for _, p := range d.f.Plans {
+		byNode[p.Spec.NodeName] = p
+		wave = max(wave, WaveOf(p))
+	}
+	d.count(byNode)
+	paused := d.breaker()
+	if d.spec.Release {
+		for _, p := range d.f.Plans {
+			if p.Status.Phase == api.Drained && !p.Spec.Release && p.DeletionTimestamp == nil {
+				d.dec.Release = append(d.dec.Release, p.Name)
+			}
+		}
+	}
+	if int(st.Counts.Completed) == len(st.Nodes) {
+		d.set(api.Completed, api.CampaignCompleted, "all %d nodes drained and released; %d evictions for %d pods on them at the start",
+			len(st.Nodes), st.Counts.Evicted, st.Counts.PodsAtStart)
+		return nil
+	}
+	if !d.now.Before(st.Deadline.Time) {
+		d.set(api.Failed, api.DeadlineExceeded, "the campaign's deadline %s passed (started %s): %d of %d nodes drained; no new plan is made, and the nodes of failed plans stay cordoned (delete their plans, or the campaign, to uncordon them)",
+			d.spec.Deadline, st.StartedAt.UTC().Format(time.RFC3339), st.Counts.Drained+st.Counts.Completed, len(st.Nodes))
+		return nil
+	}
+	d.requeue(st.Deadline.Sub(d.now))
+
+	var current, blocked []*api.MaintenancePlan
+	for _, p := range d.f.Plans {
+		if WaveOf(p) == wave {
+			current = append(current, p)
+		}
+		if p.Status.Phase == api.Blocked || p.Status.Phase == api.Failed {
+			blocked = append(blocked, p)
+		}
+	}
+	done := !slices.ContainsFunc(current, func(p *api.MaintenancePlan) bool { return !drain.Final(&p.Status) })
+	var remaining []string
+	for _, n := range st.Nodes {
+		if byNode[n] == nil {
+			remaining = append(remaining, n)
+		}
+	}
+	switch {
+	case paused:
+		return nil // breaker() said why
+	case len(blocked) > 0:
+		names := make([]string, 0, len(blocked))
+		for _, p := range blocked {
+			names = append(names, fmt.Sprintf("%s (%s: %s)", p.Name, p.Status.Phase, p.Status.Reason))
+		}
+		d.set(api.Blocked, api.PlansBlocked, "%d of the campaign's plans cannot go on: %s; the others go on; the next wave waits for them (fix the cause, or delete a plan to retry its node in a later wave)",
+			len(blocked), list(names))
+		return nil
+	case (wave == 0 || done) && len(remaining) > 0:
+		return d.nextWave(wave+1, remaining)
+	}
+	drained := 0
+	for _, p := range current {
+		if p.Status.Phase == api.Drained || drain.Final(&p.Status) || p.Status.Phase == api.Uncordoning {
+			drained++
+		}
+	}
+	if drained == len(current) {
+		next := "the next wave"
+		if len(remaining) == 0 {
+			next = "the end of the campaign"
+		}
+		d.set(api.Drained, api.WaitingForRelease, "wave %d: all %d nodes drained; release them (the campaign's spec.release, or each plan's) for %s",
+			wave, len(current), next)
+		return nil
+	}
+	d.set(api.Draining, api.WaveStarted, "wave %d: %d nodes", wave, len(current))
+	return nil
+}
+
+// nextWave makes the plans of wave n for as many of the remaining nodes as
+// there are free maintenance slots, after checking that the nodes left
+// schedulable can take their pods.
+func (d *decider) nextWave(n int, remaining []string) error {
+	free := d.f.MaxNodes - d.f.Holders
+	if free <= 0 {
+		d.set(api.Pending, api.WaitingForSlot, "%d of %d nodes are in maintenance: wave %d waits for a slot", d.f.Holders, d.f.MaxNodes, n)
+		return nil
+	}
+	nodes := remaining[:min(free, len(remaining))]
+	c, err := d.f.Capacity(nodes)
+	if err != nil {
+		return err
+	}
+	d.st.Capacity = &api.CampaignCapacity{Wave: int32(n), Verdict: c.Verdict, Pods: int32(c.Pods), Message: c.Message}
+	if c.Verdict == "never" {
+		d.set(api.Blocked, api.InsufficientCapacity, "wave %d (%d nodes): %s; nothing was cordoned", n, len(nodes), c.Message)
+		return nil
+	}
+	left := d.st.Deadline.Sub(d.now).Truncate(time.Second)
+	for _, node := range nodes {
+		d.dec.Create = append(d.dec.Create, d.plan(node, n, left))
+	}
+	d.st.Wave = int32(n)
+	d.set(api.Draining, api.WaveStarted, "wave %d: %d nodes (%s); %d nodes after it", n, len(nodes), list(nodes), len(remaining)-len(nodes))
+	return nil
+}
+
+// plan is the plan of node in wave n, with deadline left.
+func (d *decider) plan(node string, n int, left time.Duration) *api.MaintenancePlan {
+	c, s := d.c, d.spec
+	lbls := map[string]string{}
+	for k, v := range c.Labels {
+		lbls[k] = v // a maintd that selects the campaign by label selects its plans
+	}
+	lbls[api.CampaignLabel], lbls[api.WaveLabel] = c.Name, strconv.Itoa(n)
+	reason := s.Reason
+	if reason == "" {
+		reason = "campaign " + c.Name
+	}
+	p := &api.MaintenancePlan{
+		ObjectMeta: metav1.ObjectMeta{Name: PlanName(c.Name, node), Labels: lbls,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: api.SchemeGroupVersion.String(), Kind: "MaintenanceCampaign", Name: c.Name, UID: c.UID, Controller: ptr.To(true)}}},
+		Spec: api.MaintenancePlanSpec{NodeName: node, Reason: reason, Workloads: slices.Clone(s.Workloads), AllowAllWorkloads: s.AllowAllWorkloads,
+			AcceptedRisks: slices.Clone(s.AcceptedRisks), Deadline: &metav1.Duration{Duration: left}, MaxConcurrentEvictions: s.MaxConcurrentEvictions, Surge: s.Surge},
+	}
+	p.Kind, p.APIVersion = "MaintenancePlan", api.SchemeGroupVersion.String()
+	return p
+}
+
+// selected are the campaign's nodes: those listed that exist, or those the
+// selector matches, by name.
+func (d *decider) selected() ([]string, error) {
+	var out []string
+	if sel := d.spec.NodeSelector; sel != nil {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			return nil, fmt.Errorf("spec.nodeSelector: %w", err)
+		}
+		for _, n := range d.f.Nodes {
+			if s.Matches(labels.Set(n.Labels)) {
+				out = append(out, n.Name)
+			}
+		}
+	} else {
+		exists := map[string]bool{}
+		for _, n := range d.f.Nodes {
+			exists[n.Name] = true
+		}
+		var missing []string
+		for _, n := range d.spec.Nodes {
+			if exists[n] {
+				out = append(out, n)
+			} else {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("spec.nodes names %d nodes that do not exist: %s", len(missing), list(missing))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// count sums up the plans.
+func (d *decider) count(byNode map[string]*api.MaintenancePlan) {
+	c := &d.st.Counts
+	*c = api.CampaignCounts{Nodes: int32(len(d.st.Nodes)), PodsAtStart: c.PodsAtStart}
+	for _, p := range byNode {
+		c.Planned++
+		c.Evicted += p.Status.Pods.Evicted
+		switch p.Status.Phase {
+		case api.Drained, api.Uncordoning:
+			c.Drained++
+		case api.Completed:
+			c.Completed++
+		case api.Blocked:
+			c.Blocked++
+		case api.Failed:
+			c.Failed++
+		}
+	}
+}
+
+// breaker opens or closes the breaker from the sickness facts and reports
+// whether the campaign is paused (by it or by the cluster-wide switch).
+func (d *decider) breaker() bool {
+	st, s, sick := &d.st, d.spec, d.f.Sick
+	var reason, msg string
+	switch {
+	case len(sick.NotReady) > int(s.Breaker.MaxNotReadyNodes):
+		reason = "nodes-not-ready"
+		msg = fmt.Sprintf("%d nodes outside the campaign are NotReady (%s), more than maxNotReadyNodes %d", len(sick.NotReady), list(sick.NotReady), s.Breaker.MaxNotReadyNodes)
+	case len(sick.BelowFloor) > int(s.Breaker.MaxPDBsBelowFloor):
+		reason = "pdbs-below-floor"
+		msg = fmt.Sprintf("%d PodDisruptionBudgets are below their floor (%s), more than maxPDBsBelowFloor %d; the campaign's evictions never do that", len(sick.BelowFloor), list(sick.BelowFloor), s.Breaker.MaxPDBsBelowFloor)
+	}
+	if reason == "" {
+		var late []string
+		for _, u := range sick.Unready {
+			if age := d.now.Sub(u.Created); age >= s.PodReadyTimeout {
+				late = append(late, fmt.Sprintf("%s/%s (%s, %s)", u.Namespace, u.Name, u.Why, age.Truncate(time.Second)))
+			} else {
+				d.requeue(s.PodReadyTimeout - age)
+			}
+		}
+		if len(late) > 0 {
+			slices.Sort(late)
+			reason = "pods-not-ready"
+			msg = fmt.Sprintf("%d pods the campaign moved are not Ready after podReadyTimeout %s: %s", len(late), s.PodReadyTimeout, list(late))
+		}
+	}
+	b := st.Breaker
+	now := metav1.NewTime(d.now)
+	switch {
+	case reason != "":
+		if b == nil || !b.Open {
+			trips := int32(0)
+			if b != nil {
+				trips = b.Trips
+			}
+			b = &api.BreakerStatus{Open: true, OpenedAt: &now, Trips: trips + 1}
+		}
+		b.Reason, b.Message, b.ClearSince = reason, msg, nil
+	case b != nil && b.Open:
+		if b.ClearSince == nil {
+			b.ClearSince = &now
+		}
+		if left := b.ClearSince.Add(s.HoldDown).Sub(d.now); left > 0 {
+			d.requeue(left)
+		} else {
+			b = &api.BreakerStatus{Trips: b.Trips}
+		}
+	}
+	st.Breaker = b
+	switch {
+	case d.f.Pause != nil:
+		d.set(cmp.Or(st.Phase, api.Pending), api.Paused, "maintenance is paused cluster-wide by ConfigMap %s since %s: no new wave, and the plans make no cordon, eviction or surge until it is deleted",
+			d.f.Pause.Object, d.f.Pause.Since.UTC().Format(time.RFC3339))
+		return true
+	case b != nil && b.Open && b.ClearSince == nil:
+		d.set(cmp.Or(st.Phase, api.Pending), api.BreakerOpen, "the breaker is open since %s: %s; no new wave, and the plans make no cordon, eviction or surge until every cause has been clear for %s",
+			b.OpenedAt.UTC().Format(time.RFC3339), b.Message, s.HoldDown)
+		return true
+	case b != nil && b.Open:
+		d.set(cmp.Or(st.Phase, api.Pending), api.BreakerOpen, "the breaker is open since %s (%s); every cause is clear since %s: it closes %s after that",
+			b.OpenedAt.UTC().Format(time.RFC3339), b.Reason, b.ClearSince.UTC().Format(time.RFC3339), s.HoldDown)
+		return true
+	}
+	return false
+}
+
+// conditions derives Ready, Progressing, Blocked and Paused.
+func (d *decider) conditions() {
+	st := &d.st
+	cond := func(typ string, on bool, reason, msg string) {
+		status := metav1.ConditionFalse
+		if on {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, ObservedGeneration: d.c.Generation,
+			Reason: drain.Camel(cmp.Or(reason, string(st.Phase))), Message: msg, LastTransitionTime: metav1.NewTime(d.now)})
+	}
+	reason := string(st.Reason)
+	cond(api.ConditionReady, st.Phase == api.Drained || st.Phase == api.Completed, reason, st.Message)
+	cond(api.ConditionProgressing, st.Phase == api.Draining || st.Phase == api.Pending, reason, st.Message)
+	cond(api.ConditionBlocked, st.Phase == api.Blocked || st.Phase == api.Failed, reason, st.Message)
+	paused := st.Reason == api.Paused || st.Reason == api.BreakerOpen
+	if paused || meta.FindStatusCondition(st.Conditions, api.ConditionPaused) != nil {
+		why := "Resumed"
+		if paused {
+			why = reason
+		}
+		cond(api.ConditionPaused, paused, why, map[bool]string{true: st.Message}[paused])
+	}
+}
+
+// list names up to 10 items and counts the rest.
+func list(items []string) string {
+	const show = 10
+	if len(items) <= show {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:show], ", ") + fmt.Sprintf(" and %d more", len(items)-show)
+}

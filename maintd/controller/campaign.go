@@ -1,0 +1,476 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/campaign"
+	"github.com/sentinel-go/sentinel/maintd/drain"
+)
+
+// campaignKey prefixes a campaign's name in the work queue, which it shares
+// with the plans: a plan's name has no "/".
+const campaignKey = "campaign/"
+
+// byController indexes pods by their controller's UID: the breaker reads
+// the pods of a campaign's owners.
+const byController = "controllerUID"
+
+func controllerUID(o any) ([]string, error) {
+	if ref := metav1.GetControllerOf(o.(*cachedPod)); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
+// enqueueCampaigns queues the campaigns for which want holds.
+func (c *Controller) enqueueCampaigns(want func(*api.MaintenanceCampaign) bool) {
+	if c.campaignInformer == nil {
+		return
+	}
+	for _, o := range c.campaignInformer.GetIndexer().List() {
+		if m := o.(*api.MaintenanceCampaign); c.cfg.Selector.Matches(labels.Set(m.Labels)) && !campaign.Final(&m.Status) && want(m) {
+			c.queue.Add(campaignKey + m.Name)
+		}
+	}
+}
+
+// running reports whether a campaign has started and is not final: its
+// breaker watches the cluster.
+func running(m *api.MaintenanceCampaign) bool { return m.Status.StartedAt != nil }
+
+// campaignChanged handles an event of a campaign: the campaign decides
+// again, and when its breaker opened or closed, so do its plans.
+func (c *Controller) campaignChanged(old, obj any) {
+	m, ok := obj.(*api.MaintenanceCampaign)
+	if !ok {
+		return
+	}
+	if c.cfg.Selector.Matches(labels.Set(m.Labels)) {
+		c.queue.Add(campaignKey + m.Name)
+	}
+	if o, ok := old.(*api.MaintenanceCampaign); !ok || breakerOpen(o) != breakerOpen(m) {
+		c.enqueueIf(func(p *api.MaintenancePlan) bool {
+			return p.Labels[api.CampaignLabel] == m.Name && (!drain.Final(&p.Status) || p.DeletionTimestamp != nil)
+		})
+	}
+}
+
+func breakerOpen(m *api.MaintenanceCampaign) bool { return m.Status.Breaker != nil && m.Status.Breaker.Open }
+
+// campaignPlanChanged handles an event of a campaign's plan whose phase or
+// reason changed: its campaign decides again, and the plans of its wave
+// that wait for the wave's cordons look again.
+func (c *Controller) campaignPlanChanged(old, p *api.MaintenancePlan) {
+	name := p.Labels[api.CampaignLabel]
+	if name == "" || (old != nil && old.Status.Phase == p.Status.Phase && old.Status.Reason == p.Status.Reason && old.Spec.Release == p.Spec.Release) {
+		return
+	}
+	c.queue.Add(campaignKey + name)
+	wave := p.Labels[api.WaveLabel]
+	c.enqueueIf(func(q *api.MaintenancePlan) bool {
+		return q.Status.Reason == api.WaveCordoning && q.Labels[api.CampaignLabel] == name && q.Labels[api.WaveLabel] == wave
+	})
+}
+
+// reconcileCampaign runs one campaign once: read, decide, persist, then make
+// the wave's plans and release the drained ones.
+func (c *Controller) reconcileCampaign(ctx context.Context, name string) (time.Duration, error) {
+	cached, err := c.campaigns.Get(name)
+	if apierrors.IsNotFound(err) {
+		if m := c.cfg.Metrics; m != nil {
+			m.CampaignPaused.DeletePartialMatch(map[string]string{"campaign": name})
+		}
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !c.cfg.Selector.Matches(labels.Set(cached.Labels)) || cached.DeletionTimestamp != nil {
+		return 0, nil // a deleted campaign's plans go with it (garbage collection), each lifting its cordon
+	}
+	m := cached.DeepCopy()
+	c.slot.Lock()
+	now := c.cfg.Now()
+	f, err := c.campaignFacts(m, now)
+	var dec campaign.Decision
+	if err == nil {
+		dec, err = campaign.Decide(m, f, now)
+	}
+	c.slot.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	if !apiequality.Semantic.DeepEqual(m.Status, dec.Status) {
+		before := m.Status
+		m.Status = dec.Status
+		tctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		out, err := c.cfg.Campaigns.UpdateStatus(tctx, m, metav1.UpdateOptions{})
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("update campaign status: %w", err)
+		}
+		m = out
+		c.campaignRecorded(m, before)
+	}
+	for _, p := range dec.Create {
+		if err := c.createPlan(ctx, m, p); err != nil {
+			return 0, err
+		}
+	}
+	for _, name := range dec.Release {
+		if err := c.releasePlan(ctx, m, name); err != nil {
+			return 0, err
+		}
+	}
+	return dec.Requeue, nil
+}
+
+// campaignRecorded logs, records an event and sets the gauge for a
+// campaign status just written.
+func (c *Controller) campaignRecorded(m *api.MaintenanceCampaign, before api.MaintenanceCampaignStatus) {
+	st := m.Status
+	if metrics := c.cfg.Metrics; metrics != nil {
+		metrics.CampaignPaused.DeletePartialMatch(map[string]string{"campaign": m.Name})
+		switch {
+		case st.Reason == api.Paused:
+			metrics.CampaignPaused.WithLabelValues(m.Name, "paused").Set(1)
+		case st.Reason == api.BreakerOpen && st.Breaker != nil:
+			metrics.CampaignPaused.WithLabelValues(m.Name, st.Breaker.Reason).Set(1)
+		}
+	}
+	if before.Phase == st.Phase && before.Reason == st.Reason {
+		return
+	}
+	c.cfg.Log.Info("campaign", "campaign", m.Name, "phase", st.Phase, "reason", st.Reason, "message", st.Message)
+	if c.cfg.Events != nil {
+		typ := corev1.EventTypeNormal
+		if st.Phase == api.Blocked || st.Phase == api.Failed || st.Reason == api.BreakerOpen {
+			typ = corev1.EventTypeWarning
+		}
+		c.cfg.Events.Eventf(m, nil, typ, string(st.Phase), string(st.Reason), "%s", truncate(st.Message, 1000))
+	}
+}
+
+// createPlan makes one plan of a wave; one that exists and is the
+// campaign's (made before a restart, or before the cache showed it) is
+// fine.
+func (c *Controller) createPlan(ctx context.Context, m *api.MaintenanceCampaign, p *api.MaintenancePlan) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	_, err := c.cfg.Plans.Create(ctx, p, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		if err != nil {
+			return fmt.Errorf("create plan %s: %w", p.Name, err)
+		}
+		c.cfg.Log.Info("campaign: plan made", "campaign", m.Name, "plan", p.Name, "node", p.Spec.NodeName, "wave", p.Labels[api.WaveLabel])
+		return nil
+	}
+	live, err := c.cfg.Plans.Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read plan %s: %w", p.Name, err)
+	}
+	if !ownedBy(live, m.UID) {
+		return fmt.Errorf("plan %s exists and is not campaign %s's: rename it or the campaign", p.Name, m.Name)
+	}
+	return nil
+}
+
+// releasePlan sets spec.release on a drained plan of the campaign.
+func (c *Controller) releasePlan(ctx context.Context, m *api.MaintenanceCampaign, name string) error {
+	p, err := c.plans.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !ownedBy(p, m.UID) || p.Spec.Release {
+		return nil
+	}
+	p = p.DeepCopy()
+	p.Spec.Release = true
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	if _, err := c.cfg.Plans.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("release plan %s: %w", name, err)
+	}
+	c.cfg.Log.Info("campaign: plan released", "campaign", m.Name, "plan", name)
+	return nil
+}
+
+func ownedBy(p *api.MaintenancePlan, uid types.UID) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.UID == uid
+}
+
+// campaignPlans are the plans a campaign owns, the newest versions this
+// controller knows; c.slot is held.
+func (c *Controller) campaignPlans(m *api.MaintenanceCampaign) ([]*api.MaintenancePlan, error) {
+	sel := labels.SelectorFromSet(labels.Set{api.CampaignLabel: m.Name})
+	cached, err := c.plans.List(sel)
+	if err != nil {
+		return nil, err
+	}
+	var out []*api.MaintenancePlan
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range cached {
+		if ownedBy(p, m.UID) && !c.deleted(p) {
+			out = append(out, c.newest(p))
+		}
+	}
+	slices.SortFunc(out, func(a, b *api.MaintenancePlan) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// campaignFacts reads what campaign.Decide needs from the caches; c.slot is
+// held.
+func (c *Controller) campaignFacts(m *api.MaintenanceCampaign, now time.Time) (campaign.Facts, error) {
+	f := campaign.Facts{MaxNodes: c.cfg.MaxNodes, Pause: c.pauseFacts()}
+	var err error
+	if f.Nodes, err = c.nodes.List(labels.Everything()); err != nil {
+		return f, fmt.Errorf("list nodes: %w", err)
+	}
+	if f.Plans, err = c.campaignPlans(m); err != nil {
+		return f, fmt.Errorf("list the campaign's plans: %w", err)
+	}
+	all, err := c.plans.List(labels.Everything())
+	if err != nil {
+		return f, fmt.Errorf("list plans: %w", err)
+	}
+	c.mu.Lock()
+	for _, p := range all {
+		if q := c.newest(p); drain.HoldsCordon(&q.Status) && !c.deleted(p) {
+			f.Holders++
+		}
+	}
+	c.mu.Unlock()
+	if running(m) {
+		if f.Sick, err = c.sickness(m, f.Nodes); err != nil {
+			return f, err
+		}
+	}
+	f.Start = func(nodes []string) (campaign.Start, error) { return c.campaignStart(nodes) }
+	f.Capacity = func(nodes []string) (campaign.Capacity, error) { return c.capacity(m, nodes, now) }
+	return f, nil
+}
+
+// movable reports whether a pod on a campaign's node is one its drain
+// moves: a controller's pod that is not a DaemonSet's, not a mirror pod
+// and not finished.
+func movable(p *cachedPod) (*metav1.OwnerReference, bool) {
+	ref := metav1.GetControllerOf(p)
+	if ref == nil || ref.Kind == "DaemonSet" || p.Phase == corev1.PodSucceeded || p.Phase == corev1.PodFailed {
+		return nil, false
+	}
+	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return nil, false
+	}
+	return ref, true
+}
+
+// campaignStart reads the controllers, namespaces and count of the pods to
+// move on nodes.
+func (c *Controller) campaignStart(nodes []string) (campaign.Start, error) {
+	var s campaign.Start
+	owners, namespaces := map[types.UID]bool{}, map[string]bool{}
+	for _, n := range nodes {
+		pods, err := c.pods.onNode(n)
+		if err != nil {
+			return s, fmt.Errorf("pods on node %s: %w", n, err)
+		}
+		for _, p := range pods {
+			if ref, ok := movable(p); ok && p.DeletionTimestamp == nil {
+				owners[ref.UID], namespaces[p.Namespace] = true, true
+				s.Pods++
+			}
+		}
+	}
+	s.Owners = sortedKeys(owners)
+	s.Namespaces = sortedKeys(namespaces)
+	return s, nil
+}
+
+// sickness reads what the breaker of a running campaign judges: the
+// NotReady nodes outside it, its owners' pods made since its start that
+// are not Ready, and the budgets of its namespaces below their floor.
+func (c *Controller) sickness(m *api.MaintenanceCampaign, nodes []*corev1.Node) (campaign.Sickness, error) {
+	var s campaign.Sickness
+	mine := map[string]bool{}
+	for _, n := range m.Status.Nodes {
+		mine[n] = true
+	}
+	for _, n := range nodes {
+		if !mine[n.Name] && !nodeReady(n) {
+			s.NotReady = append(s.NotReady, n.Name)
+		}
+	}
+	slices.Sort(s.NotReady)
+	start := m.Status.StartedAt.Time
+	for _, uid := range m.Status.Owners {
+		pods, err := c.pods.idx.ByIndex(byController, string(uid))
+		if err != nil {
+			return s, fmt.Errorf("pods of %s: %w", uid, err)
+		}
+		for _, o := range pods {
+			p := o.(*cachedPod)
+			if p.DeletionTimestamp != nil || ready(p) || p.CreationTimestamp.Time.Before(start) || p.Phase == corev1.PodSucceeded || p.Phase == corev1.PodFailed {
+				continue
+			}
+			why := string(p.Phase)
+			for _, cd := range p.Conditions {
+				if cd.Type == corev1.PodReady && cd.Reason != "" {
+					why += ", " + cd.Reason
+				}
+			}
+			if p.NodeName == "" {
+				why += ", not scheduled"
+			}
+			s.Unready = append(s.Unready, campaign.Unready{Namespace: p.Namespace, Name: p.Name, Created: p.CreationTimestamp.Time, Why: why})
+		}
+	}
+	for _, ns := range m.Status.Namespaces {
+		pdbs, err := c.pdbs.PodDisruptionBudgets(ns).List(labels.Everything())
+		if err != nil {
+			return s, fmt.Errorf("list pod disruption budgets in %s: %w", ns, err)
+		}
+		for _, b := range pdbs {
+			if belowFloor(b) {
+				s.BelowFloor = append(s.BelowFloor, fmt.Sprintf("%s/%s: %d healthy, %d desired", b.Namespace, b.Name, b.Status.CurrentHealthy, b.Status.DesiredHealthy))
+			}
+		}
+	}
+	slices.Sort(s.BelowFloor)
+	return s, nil
+}
+
+// belowFloor reports whether a budget's current status shows fewer healthy
+// pods than it desires.
+func belowFloor(b *policyv1.PodDisruptionBudget) bool {
+	return b.Status.ObservedGeneration >= b.Generation && b.Status.CurrentHealthy < b.Status.DesiredHealthy
+}
+
+// nodeReady reports whether a node's Ready condition is True.
+func nodeReady(n *corev1.Node) bool {
+	for _, cd := range n.Status.Conditions {
+		if cd.Type == corev1.NodeReady {
+			return cd.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// capacity judges whether the nodes outside a wave can take its pods, from
+// the caches, with the scheduling constraints the drain forecast models;
+// c.slot is held.
+func (c *Controller) capacity(m *api.MaintenanceCampaign, names []string, now time.Time) (campaign.Capacity, error) {
+	var nodes []*corev1.Node
+	var pods []*cachedPod
+	for _, n := range names {
+		node, err := c.nodes.Get(n)
+		if err != nil {
+			return campaign.Capacity{}, fmt.Errorf("read node %s: %w", n, err)
+		}
+		nodes = append(nodes, node)
+		on, err := c.pods.onNode(n)
+		if err != nil {
+			return campaign.Capacity{}, fmt.Errorf("pods on node %s: %w", n, err)
+		}
+		pods = append(pods, on...)
+	}
+	var pdbs []*policyv1.PodDisruptionBudget
+	for _, ns := range podNamespaces(pods) {
+		inNS, err := c.pdbs.PodDisruptionBudgets(ns).List(labels.Everything())
+		if err != nil {
+			return campaign.Capacity{}, fmt.Errorf("list pod disruption budgets in %s: %w", ns, err)
+		}
+		pdbs = append(pdbs, inNS...)
+	}
+	s, err := c.snapshotOf(nodes, pods, pdbs, now)
+	if err != nil {
+		return campaign.Capacity{}, err
+	}
+	v := view.Of(s)
+	release, err := c.widen(v)
+	if err != nil {
+		return campaign.Capacity{}, err
+	}
+	defer release()
+	r, err := analyze.Capacity(v, names, analyze.Options{Now: now, Surge: m.Spec.Surge == api.SurgeIfNeeded})
+	if err != nil {
+		return campaign.Capacity{}, fmt.Errorf("capacity of the wave: %w", err)
+	}
+	out := campaign.Capacity{Verdict: string(r.Verdict), Pods: r.Pods}
+	var msgs []string
+	for _, cs := range r.Causes {
+		msgs = append(msgs, cs.Reason+": "+cs.Message)
+	}
+	out.Message = strings.Join(msgs, "; ")
+	return out, nil
+}
+
+// campaignOf is the cached campaign that owns plan p, nil for none.
+func (c *Controller) campaignOf(p *api.MaintenancePlan) *api.MaintenanceCampaign {
+	name := p.Labels[api.CampaignLabel]
+	if c.campaignInformer == nil || name == "" {
+		return nil
+	}
+	m, err := c.campaigns.Get(name)
+	if err != nil || !ownedBy(p, m.UID) {
+		return nil
+	}
+	return m
+}
+
+// waveOf is the wave of a campaign's plan p among the plans byName (the
+// newest versions): the nodes of its wave whose plans are still about to
+// cordon.
+func waveOf(p *api.MaintenancePlan, byName map[string]*api.MaintenancePlan) *drain.Wave {
+	w := &drain.Wave{Campaign: p.Labels[api.CampaignLabel], Number: campaign.WaveOf(p)}
+	for _, o := range byName {
+		if o.Labels[api.CampaignLabel] != w.Campaign || campaign.WaveOf(o) != w.Number || !slices.Equal(ownerUIDs(o), ownerUIDs(p)) {
+			continue
+		}
+		w.Nodes++
+		if o.UID != p.UID && aboutToCordon(&o.Status) {
+			w.Cordoning = append(w.Cordoning, o.Spec.NodeName)
+		}
+	}
+	slices.Sort(w.Cordoning)
+	return w
+}
+
+func ownerUIDs(p *api.MaintenancePlan) []types.UID {
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		return []types.UID{ref.UID}
+	}
+	return nil
+}
+
+// aboutToCordon reports whether a plan has not yet cordoned its node and
+// will: new, pending (but for a slot), or cordoning and not yet seen
+// cordoned.
+func aboutToCordon(st *api.MaintenancePlanStatus) bool {
+	switch st.Phase {
+	case "", api.Pending:
+		return st.Reason != api.WaitingForSlot
+	case api.Cordoning:
+		return true
+	}
+	return false
+}
