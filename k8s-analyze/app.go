@@ -25,6 +25,7 @@ func app() *cli.App {
 		&cli.IntFlag{Name: "max-concurrent-evictions", Value: analyze.DefaultConcurrency, Usage: "forecast: at most `N` evictions in flight (requested, the pod not yet gone), as maintd's maxConcurrentEvictions"},
 		&cli.DurationFlag{Name: "default-ready-time", Value: analyze.DefaultReadyTime, Usage: "forecast: a replacement's time from scheduled to Ready when no pod of its workload shows both (`DURATION`)"},
 		&cli.BoolFlag{Name: "surge", Usage: "plan a surge for the pods whose PDB never allows their eviction but one more replica of their owner would (a Deployment, or a ReplicaSet no controller owns, that no HPA scales): action surge instead of block, and the grade and forecast of that drain (maintd's spec.surge: IfNeeded)"},
+		&cli.StringSliceFlag{Name: "together", Usage: "capacity: judge whether the other nodes can take the pods that draining every node `NAME` at once moves, all of them cordoned (repeatable, or comma-separated): a capacity object in the report, a line in the table; the exit code stays the risk's"},
 		&cli.Int64Flag{Name: "max-input", Value: document.DefaultLimit, Usage: "refuse input larger than `BYTES`"},
 		&cli.BoolFlag{Name: "list-checks", Usage: "print the catalogue of checks (code, severity, fix) as JSON or, with -o table, a table, and read nothing"},
 	}
@@ -32,7 +33,7 @@ func app() *cli.App {
 		Name:    "k8s-analyze",
 		Summary: "offline drain-risk grading of nodes from a Snapshot",
 		Synopsis: []string{
-			"k8s-analyze [-f FILE] [--node NAME]... [-o json|yaml|table] [--now TIME] [--max-age 5m] [--max-grace D] [--max-concurrent-evictions 50] [--default-ready-time 1m] [--surge]",
+			"k8s-analyze [-f FILE] [--node NAME]... [-o json|yaml|table] [--now TIME] [--max-age 5m] [--max-grace D] [--max-concurrent-evictions 50] [--default-ready-time 1m] [--surge] [--together NAME,...]",
 			"k8s-analyze --list-checks [-o json|table]",
 		},
 		Doc: doc,
@@ -42,6 +43,7 @@ func app() *cli.App {
 			{Comment: "The pods the Eviction API would refuse right now", Command: `k8s-analyze -f snapshot.json | jq -r '.nodes[].pods[] | select(.evictableNow.allowed == false) | .namespace + "/" + .name'`},
 			{Comment: "How long draining each node would take, and why some never end (a whole-cluster snapshot judges where replacements go)", Command: `k8s-snapshot | k8s-analyze | jq -r '.nodes[] | "\(.name) \(.forecast.verdict) p50=\(.forecast.p50) p90=\(.forecast.p90)"'`},
 			{Comment: "Which pods a drain with a surge (one more replica first, maintd's spec.surge: IfNeeded) moves, and which owner it scales", Command: `k8s-analyze -f snapshot.json --surge | jq -r '.nodes[].pods[] | select(.action == "surge") | "\(.namespace)/\(.name) \(.surge.kind) \(.surge.name) \(.surge.replicas)->\(.surge.replicas + 1)"'`},
+			{Comment: "Can the rest of the cluster take the pods of node-1, node-2 and node-3, drained together (all three cordoned first)?", Command: `k8s-snapshot | k8s-analyze --node node-1 --together node-1,node-2,node-3 | jq '.capacity | {verdict, pods, demand, free, causes}'`},
 			{Comment: "Every check, its severity and its fix", Command: "k8s-analyze --list-checks -o table"},
 		},
 		ExitCodes: []command.ExitCode{
@@ -104,6 +106,13 @@ func run(c *cli.Context) error {
 	report, err := analyze.Analyze(snap, opts)
 	if err != nil {
 		return err
+	}
+	if together := c.StringSlice("together"); len(together) > 0 {
+		// Like the forecast, the capacity changes neither the risk nor
+		// the exit code.
+		if report.Capacity, err = analyze.Capacity(snap, together, opts); err != nil {
+			return fmt.Errorf("--together: %w", err)
+		}
 	}
 	switch format {
 	case document.Table:

@@ -69,21 +69,9 @@ func AnalyzeObjects(s *snapshot.Snapshot, opts Options) (*Report, error) {
 // nothing, when s is not internally consistent (see validate) or a requested
 // node is not in it.
 func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
-	// Validation and indexing are independent: run them side by side (the
-	// index of an invalid snapshot is dropped).
-	var (
-		invalid error
-		x       *index
-	)
-	parallel.Do(2, func(i int) {
-		if i == 0 {
-			invalid = validate(s)
-		} else {
-			x = newIndex(s)
-		}
-	})
-	if invalid != nil {
-		return nil, invalid
+	x, err := indexed(s)
+	if err != nil {
+		return nil, err
 	}
 	nodes := opts.Nodes
 	if len(nodes) == 0 {
@@ -97,29 +85,11 @@ func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("node %q is not in the snapshot", n)
 		}
 	}
-	now := opts.Now
-	if now.IsZero() {
-		now = s.Metadata.CapturedAt.Time
-	}
-	a := &analyzer{x: x, now: now, maxGrace: cmp.Or(opts.MaxGrace, DefaultMaxGrace), checks: checksByCode(), useless: map[string][]Finding{}, surge: opts.Surge}
+	a, age := newAnalyzer(x, s, opts)
 	if opts.Forecast != nil {
 		a.fc = newForecaster(x, s, *opts.Forecast)
 	}
-	wall := opts.Wall
-	if wall.IsZero() {
-		wall = now
-	}
-	age := wall.Sub(s.Metadata.CapturedAt.Time).Truncate(time.Second)
-	a.snapshot = a.snapshotFindings(s.Metadata, age, cmp.Or(opts.MaxAge, DefaultMaxAge))
-	// Whether a PDB protects nothing does not depend on the node: judged
-	// once. (Such a PDB covers no pod of any node.)
-	for ns, infos := range x.pdbsByNS {
-		for _, info := range infos {
-			if fs := a.uselessPDB(info); len(fs) > 0 {
-				a.useless[ns] = append(a.useless[ns], fs...)
-			}
-		}
-	}
+	now := a.now
 	r := &Report{
 		Header: document.NewHeader(Kind),
 		Metadata: Metadata{
@@ -153,6 +123,53 @@ func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 		r.Risk = r.Risk.worse(n.Risk)
 	}
 	return r, nil
+}
+
+// indexed validates s and indexes it.
+func indexed(s *view.Snapshot) (*index, error) {
+	// Validation and indexing are independent: run them side by side (the
+	// index of an invalid snapshot is dropped).
+	var (
+		invalid error
+		x       *index
+	)
+	parallel.Do(2, func(i int) {
+		if i == 0 {
+			invalid = validate(s)
+		} else {
+			x = newIndex(s)
+		}
+	})
+	if invalid != nil {
+		return nil, invalid
+	}
+	return x, nil
+}
+
+// newAnalyzer is the analyzer of the nodes of s (without a forecaster), and
+// the snapshot's age.
+func newAnalyzer(x *index, s *view.Snapshot, opts Options) (*analyzer, time.Duration) {
+	now := opts.Now
+	if now.IsZero() {
+		now = s.Metadata.CapturedAt.Time
+	}
+	a := &analyzer{x: x, now: now, maxGrace: cmp.Or(opts.MaxGrace, DefaultMaxGrace), checks: checksByCode(), useless: map[string][]Finding{}, surge: opts.Surge}
+	wall := opts.Wall
+	if wall.IsZero() {
+		wall = now
+	}
+	age := wall.Sub(s.Metadata.CapturedAt.Time).Truncate(time.Second)
+	a.snapshot = a.snapshotFindings(s.Metadata, age, cmp.Or(opts.MaxAge, DefaultMaxAge))
+	// Whether a PDB protects nothing does not depend on the node: judged
+	// once. (Such a PDB covers no pod of any node.)
+	for ns, infos := range x.pdbsByNS {
+		for _, info := range infos {
+			if fs := a.uselessPDB(info); len(fs) > 0 {
+				a.useless[ns] = append(a.useless[ns], fs...)
+			}
+		}
+	}
+	return a, age
 }
 
 type analyzer struct {

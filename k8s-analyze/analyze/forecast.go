@@ -243,7 +243,7 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 		if len(c.hops) > 0 {
 			first := c.hops[0]
 			it.refills = first.Problem != "missing" && first.Problem != "uid-mismatch"
-			it.placed = first.Verified && (first.Kind == "ReplicaSet" || first.Kind == "StatefulSet")
+			it.placed = placedBy(c)
 			it.afterExit = first.Kind == "StatefulSet"
 		}
 		pred := st.verdict.EvictableNow
@@ -321,10 +321,7 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 	for g := range groups {
 		groups[g].items = groups[g].items[:0]
 	}
-	slices.SortStableFunc(cs.list, func(x, y ForecastCause) int {
-		return cmp.Or(verdictRank(y.Verdict)-verdictRank(x.Verdict), strings.Compare(x.Reason, y.Reason),
-			strings.Compare(x.Subject.Namespace, y.Subject.Namespace), strings.Compare(x.Subject.Name, y.Subject.Name))
-	})
+	slices.SortStableFunc(cs.list, causeOrder)
 	out.Causes = cs.list
 	switch {
 	case never:
@@ -335,6 +332,12 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 		out.Verdict = VerdictOK
 	}
 	return out
+}
+
+// causeOrder orders causes: never first, then by reason and subject.
+func causeOrder(x, y ForecastCause) int {
+	return cmp.Or(verdictRank(y.Verdict)-verdictRank(x.Verdict), strings.Compare(x.Reason, y.Reason),
+		strings.Compare(x.Subject.Namespace, y.Subject.Namespace), strings.Compare(x.Subject.Name, y.Subject.Name))
 }
 
 func verdictRank(v Verdict) int {
@@ -400,6 +403,16 @@ func (a *analyzer) budgetGroup(info *pdbInfo, surge pdbSurge, cs *causes) group 
 	return g
 }
 
+// placedBy says whether the scheduler places the replacement of a pod with
+// owner chain c: a ReplicaSet or a StatefulSet, verified, re-creates it.
+func placedBy(c chain) bool {
+	if len(c.hops) == 0 {
+		return false
+	}
+	first := c.hops[0]
+	return first.Verified && (first.Kind == "ReplicaSet" || first.Kind == "StatefulSet")
+}
+
 // placeAll judges where the replacements of items can go, one after the
 // other in the node's pod order, each placed on the first node (by name)
 // that takes it given those placed before (first fit), and adds the causes.
@@ -421,31 +434,74 @@ func (a *analyzer) placeAll(n *view.Node, items []item, pl *placement, cs *cause
 	}
 	p := f.place
 	pl.reset(p.at[n.Name])
+	p.placeRun(pl, len(items), func(k int) leaving {
+		it := &items[k]
+		return leaving{pod: it.st.pod, top: it.top, node: pl.drained, placed: it.placed}
+	}, &forecastWords, func(demand view.Resources) string { return p.shortfall(pl, demand) }, cs)
+}
+
+// leaving is a pod a drain evicts, as placement takes it: from node, its
+// replacement placed when placed (item.placed), else only gone.
+type leaving struct {
+	pod    *view.Pod
+	top    *owner
+	node   int
+	placed bool
+}
+
+// placeWords are the words of placement's causes: a node's drain (the
+// forecast) and a set's (Capacity) say where replacements may go
+// differently.
+type placeWords struct {
+	// elsewhere, another: where a replacement may go ("any other node",
+	// "another node").
+	elsewhere, another string
+	// order is the order of first fit.
+	order string
+	// noCandidate: no node to judge at all; candidates: the nodes judged,
+	// after their count.
+	noCandidate, candidates string
+	// model is what does not model a constraint.
+	model string
+}
+
+var forecastWords = placeWords{elsewhere: "any other node", another: "another node", order: "in pod order",
+	noCandidate: "no other schedulable node in the snapshot", candidates: "other schedulable nodes", model: "the forecast"}
+
+// placeRun places, in pl, the replacements of the n pods at gives, one
+// after the other, each on the first node (by name) that takes it given
+// those placed before (first fit), a pod counting as gone from its node
+// from its own turn on. It adds the causes of those that cannot be placed
+// or judged to cs: shortfall says which resource the candidates lack in
+// total for demand, the requests of every replacement ("" when none, or
+// when that cannot be told).
+func (p *placer) placeRun(pl *placement, n int, at func(int) leaving, words *placeWords, shortfall func(demand view.Resources) string, cs *causes) {
 	type failed struct {
-		it  *item
+		pod *view.Pod
+		top *owner
 		why string
 	}
 	var (
-		firstFit []*item
+		firstFit []leaving
 		demand   view.Resources
 		verdicts = map[string][]failed{} // by reason and workload
 		order    []string
 	)
-	note := func(reason string, it *item, why string) {
-		key := reason + "\x00" + string(it.top.meta.UID)
+	note := func(reason string, l leaving, why string) {
+		key := reason + "\x00" + string(l.top.meta.UID)
 		if _, ok := verdicts[key]; !ok {
 			order = append(order, key)
 		}
-		verdicts[key] = append(verdicts[key], failed{it, why})
+		verdicts[key] = append(verdicts[key], failed{l.pod, l.top, why})
 	}
-	for k := range items {
-		it := &items[k]
-		pl.gone = append(pl.gone, it.st.pod)
-		if !it.placed {
+	for k := range n {
+		l := at(k)
+		pl.leave(l.node, l.pod)
+		if !l.placed {
 			continue
 		}
 		w := &pl.want
-		p.wantOf(it.st.pod, w)
+		p.wantOf(l.pod, w)
 		addResources(&demand, w.req)
 		v := p.find(w, pl)
 		switch v.fit {
@@ -453,37 +509,34 @@ func (a *analyzer) placeAll(n *view.Node, items []item, pl *placement, cs *cause
 			pl.place(v.node, w)
 			continue
 		case fitMaybe:
-			note(v.reason, it, v.why)
+			note(v.reason, l, v.why)
 			continue
 		}
 		// Not placed after the others: would it be alone?
-		var alone placement
-		alone.reset(pl.drained)
-		alone.gone = append(alone.gone, it.st.pod)
-		switch v := p.find(w, &alone); v.fit {
+		switch v := p.find(w, pl.alone(l.node, l.pod)); v.fit {
 		case fitYes:
-			firstFit = append(firstFit, it)
+			firstFit = append(firstFit, l)
 		case fitMaybe:
-			note(v.reason, it, v.why)
+			note(v.reason, l, v.why)
 		default:
-			note(ReasonUnschedulable, it, unschedulableWhy(v.rejected))
+			note(ReasonUnschedulable, l, rejectedWhy(v.rejected, words))
 		}
 	}
 	if len(firstFit) > 0 {
-		if short := p.shortfall(pl.drained, demand); short != "" {
-			for _, it := range firstFit {
-				note(ReasonNoCapacity, it, short)
+		if short := shortfall(demand); short != "" {
+			for _, l := range firstFit {
+				note(ReasonNoCapacity, l, short)
 			}
 		} else {
-			for _, it := range firstFit {
-				note(ReasonFirstFit, it, "")
+			for _, l := range firstFit {
+				note(ReasonFirstFit, l, "")
 			}
 		}
 	}
 	for _, key := range order {
 		fs := verdicts[key]
 		reason, _, _ := strings.Cut(key, "\x00")
-		first, top := fs[0].it.st.pod, fs[0].it.top
+		first, top := fs[0].pod, fs[0].top
 		subject := Subject{Kind: top.kind, Namespace: top.meta.Namespace, Name: top.meta.Name, UID: top.meta.UID}
 		which := "the replacement of pod " + first.Name
 		if len(fs) > 1 {
@@ -491,31 +544,33 @@ func (a *analyzer) placeAll(n *view.Node, items []item, pl *placement, cs *cause
 		}
 		switch reason {
 		case ReasonUnschedulable:
-			cs.add(VerdictNever, reason, subject, "%s cannot run on any other node: %s", which, fs[0].why)
+			cs.add(VerdictNever, reason, subject, "%s cannot run on %s: %s", which, words.elsewhere, fs[0].why)
 		case ReasonNoCapacity:
 			cs.add(VerdictNever, reason, subject, "%s does not fit: %s", which, fs[0].why)
 		case ReasonFirstFit:
-			cs.add(VerdictUnknown, reason, subject, "%s fits on another node alone, but not after the replacements placed before it (first fit, in pod order); another placement may exist", which)
+			cs.add(VerdictUnknown, reason, subject, "%s fits on %s alone, but not after the replacements placed before it (first fit, %s); another placement may exist", which, words.another, words.order)
 		case ReasonNodeStatus:
 			cs.add(VerdictUnknown, reason, subject, "%s: %s, so whether it fits there cannot be judged", which, fs[0].why)
 		default:
-			cs.add(VerdictUnknown, reason, subject, "%s: the forecast does not model %s", which, fs[0].why)
+			cs.add(VerdictUnknown, reason, subject, "%s: %s does not model %s", which, words.model, fs[0].why)
 		}
 	}
 }
 
-// shortfall says which resource the other schedulable nodes of the snapshot
-// have too little of, free in total, for demand ("" when each suffices, or
-// a node's allocatable is not known).
-func (p *placer) shortfall(drained int, demand view.Resources) string {
-	var free view.Resources
+// free sums, over the schedulable nodes pl does not drain, what is free on
+// each (allocatable less the requests of its pods, at least 0): nodes is
+// how many they are, known false when one has no status.allocatable.
+func (p *placer) free(pl *placement) (free view.Resources, nodes int, known bool) {
+	known = true
 	for i, n := range p.nodes {
-		if i == drained || n.Spec.Unschedulable {
+		if n.Spec.Unschedulable || pl.drains(i) {
 			continue
 		}
+		nodes++
 		a := n.Status.Allocatable
 		if a == nil {
-			return ""
+			known = false
+			continue
 		}
 		u := p.used[i]
 		free.MilliCPU += max(a.MilliCPU-u.MilliCPU, 0)
@@ -523,14 +578,41 @@ func (p *placer) shortfall(drained int, demand view.Resources) string {
 		free.EphemeralStorage += max(a.EphemeralStorage-u.EphemeralStorage, 0)
 		free.Pods += max(a.Pods-u.Pods, 0)
 	}
+	return free, nodes, known
+}
+
+// short is the first resource of which demand exceeds free: "cpu",
+// "memory", "ephemeral-storage" or "pods"; "" when none.
+func short(demand, free view.Resources) string {
 	switch {
 	case demand.MilliCPU > free.MilliCPU:
-		return fmt.Sprintf("the replacements request %dm cpu and the other schedulable nodes have %dm free in all", demand.MilliCPU, free.MilliCPU)
+		return "cpu"
 	case demand.Memory > free.Memory:
-		return fmt.Sprintf("the replacements request %d bytes of memory and the other schedulable nodes have %d free in all", demand.Memory, free.Memory)
+		return "memory"
 	case demand.EphemeralStorage > free.EphemeralStorage:
-		return fmt.Sprintf("the replacements request %d bytes of ephemeral-storage and the other schedulable nodes have %d free in all", demand.EphemeralStorage, free.EphemeralStorage)
+		return "ephemeral-storage"
 	case demand.Pods > free.Pods:
+		return "pods"
+	}
+	return ""
+}
+
+// shortfall says which resource the other schedulable nodes of the snapshot
+// have too little of, free in total, for demand ("" when each suffices, or
+// a node's allocatable is not known).
+func (p *placer) shortfall(pl *placement, demand view.Resources) string {
+	free, _, known := p.free(pl)
+	if !known {
+		return ""
+	}
+	switch short(demand, free) {
+	case "cpu":
+		return fmt.Sprintf("the replacements request %dm cpu and the other schedulable nodes have %dm free in all", demand.MilliCPU, free.MilliCPU)
+	case "memory":
+		return fmt.Sprintf("the replacements request %d bytes of memory and the other schedulable nodes have %d free in all", demand.Memory, free.Memory)
+	case "ephemeral-storage":
+		return fmt.Sprintf("the replacements request %d bytes of ephemeral-storage and the other schedulable nodes have %d free in all", demand.EphemeralStorage, free.EphemeralStorage)
+	case "pods":
 		return fmt.Sprintf("%d replacements and the other schedulable nodes take %d more pods in all", demand.Pods, free.Pods)
 	}
 	return ""

@@ -28,3 +28,39 @@ func BenchmarkAnalyze(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCapacity judges the capacity of a set of 100 nodes drained
+// together (every tenth node) on a generated cluster of 1,000 nodes and
+// 30,000 pods (bench.Full divided by 5), as generated and with a topology
+// spread or an anti-affinity on every pod (bench.Constrain). Validating and
+// indexing the snapshot are part of it, as for each call.
+//
+//	go test ./analyze -run '^$' -bench Capacity -benchmem
+func BenchmarkCapacity(b *testing.B) {
+	raw := bench.Generate(bench.Full.Scaled(5))
+	var set []string
+	for i := 0; i < len(raw.Nodes); i += 10 {
+		set = append(set, raw.Nodes[i].Name)
+	}
+	plain := view.Of(raw)
+	bench.Constrain(raw)
+	constrained := view.Of(raw)
+	for _, bc := range []struct {
+		name string
+		s    *view.Snapshot
+	}{{"plain", plain}, {"constrained", constrained}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var r *CapacityReport
+			for b.Loop() {
+				var err error
+				if r, err = Capacity(bc.s, set, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if r.Verdict != VerdictOK || r.Pods < 2000 {
+				b.Fatalf("verdict %s, %d pods to move: want ok and about 3,000 (%+v)", r.Verdict, r.Pods, r.Causes)
+			}
+			b.ReportMetric(float64(r.Pods), "pods-moved")
+		})
+	}
+}

@@ -36,10 +36,15 @@ func WriteJSON(w io.Writer, r *Report) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	indented := json.JoinOptions(encodeOptions, jsontext.WithIndentPrefix("  "))
 	bw.WriteString("{")
-	for _, f := range []struct {
+	type field struct {
 		name string
 		v    any
-	}{{"apiVersion", r.APIVersion}, {"kind", r.Kind}, {"metadata", &r.Metadata}, {"risk", r.Risk}} {
+	}
+	fields := []field{{"apiVersion", r.APIVersion}, {"kind", r.Kind}, {"metadata", &r.Metadata}, {"risk", r.Risk}}
+	if r.Capacity != nil {
+		fields = append(fields, field{"capacity", r.Capacity})
+	}
+	for _, f := range fields {
 		b, err := json.Marshal(f.v, indented)
 		if err != nil {
 			return err

@@ -22,7 +22,11 @@ func TestWriteJSONIsDocumentEncode(t *testing.T) {
 	}
 	empty := *full
 	empty.Nodes = []Node{}
-	for name, r := range map[string]*Report{"full": full, "no nodes": &empty} {
+	withCapacity := *full
+	if withCapacity.Capacity, err = Capacity(build(t, map[string]string{"pods": spread}), []string{"n1", "n2"}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*Report{"full": full, "no nodes": &empty, "with a capacity": &withCapacity} {
 		t.Run(name, func(t *testing.T) {
 			var got, want bytes.Buffer
 			if err := WriteJSON(&got, r); err != nil {

@@ -663,16 +663,25 @@ func taintString(t *corev1.Taint) string {
 	return s + ":" + string(t.Effect)
 }
 
-// placement is the state of one node's drain as the replacements are placed
-// one after the other: what they add to the other nodes, and the pods gone
-// from the drained node.
+// placement is the state of one node's drain, or of a set of nodes drained
+// together (Capacity), as the replacements are placed one after the other:
+// what they add to the other nodes, and the pods gone from the drained
+// nodes.
 type placement struct {
+	// drained is the node drained alone (the forecast), -1 for a set.
 	drained int
-	extra   map[int]view.Resources
-	placed  map[int][]*view.Pod
+	// set marks, by node, the nodes of a set drained together (nil when one
+	// node is); setNodes lists them.
+	set      []bool
+	setNodes []int
+	extra    map[int]view.Resources
+	placed   map[int][]*view.Pod
 	// placedAnti are the placed replacements with anti-affinity terms.
 	placedAnti map[int][]antiPod
-	gone       []*view.Pod
+	// gone are the pods gone from drained; goneAt those gone from each node
+	// of set.
+	gone   []*view.Pod
+	goneAt map[int][]*view.Pod
 	// want is the replacement being placed.
 	want want
 }
@@ -685,6 +694,44 @@ func (s *placement) reset(drained int) {
 	clear(s.placed)
 	clear(s.placedAnti)
 	s.drained, s.gone = drained, s.gone[:0]
+}
+
+// resetSet starts the drain of the nodes set marks (listed in nodes), every
+// one of them cordoned.
+func (s *placement) resetSet(set []bool, nodes []int) {
+	s.reset(-1)
+	s.set, s.setNodes = set, nodes
+	if s.goneAt == nil {
+		s.goneAt = map[int][]*view.Pod{}
+	}
+	clear(s.goneAt)
+}
+
+// drains says whether node i is drained in s: no replacement goes there.
+func (s *placement) drains(i int) bool {
+	return i == s.drained || (s.set != nil && s.set[i])
+}
+
+// leave records pod, of node i (a drained one), as gone.
+func (s *placement) leave(i int, pod *view.Pod) {
+	if i == s.drained {
+		s.gone = append(s.gone, pod)
+		return
+	}
+	s.goneAt[i] = append(s.goneAt[i], pod)
+}
+
+// alone is a fresh state of the same drain in which only pod, of node i,
+// is gone and nothing is placed yet.
+func (s *placement) alone(i int, pod *view.Pod) *placement {
+	var a placement
+	if s.set != nil {
+		a.resetSet(s.set, s.setNodes)
+	} else {
+		a.reset(s.drained)
+	}
+	a.leave(i, pod)
+	return &a
 }
 
 func (s *placement) place(i int, w *want) {
@@ -709,7 +756,7 @@ type verdict struct {
 }
 
 // find is the first node, by name, that takes w's replacement in state s:
-// not the drained node, not cordoned, and every judged constraint met. A
+// not a drained node, not cordoned, and every judged constraint met. A
 // node where a constraint cannot be judged makes the answer fitMaybe unless
 // another takes the pod for sure.
 func (p *placer) find(w *want, s *placement) verdict {
@@ -719,7 +766,7 @@ func (p *placer) find(w *want, s *placement) verdict {
 	}
 	out := verdict{fit: fitNo}
 	for i, n := range p.nodes {
-		if i == s.drained || n.Spec.Unschedulable {
+		if n.Spec.Unschedulable || s.drains(i) {
 			continue
 		}
 		f, why, reason := p.judge(w, s, i, mins)
@@ -845,7 +892,7 @@ func (p *placer) podsWith(i int, s *placement, lists [][]*view.Pod) func(yield f
 }
 
 // spreadCount is how many pods sw's selector matches on node i in state s:
-// the snapshot's, less those gone from the drained node, plus the
+// the snapshot's, less those gone from the drained nodes, plus the
 // replacements placed there.
 func (p *placer) spreadCount(sw *spreadWant, s *placement, i int) int {
 	if !sw.dom.eligible.nodes[i] {
@@ -855,11 +902,16 @@ func (p *placer) spreadCount(sw *spreadWant, s *placement, i int) int {
 	match := func(q *view.Pod) bool {
 		return q.Namespace == sw.ns && q.DeletionTimestamp == nil && sw.sel.Matches(labels.Set(q.Labels))
 	}
-	if i == s.drained {
-		for _, q := range s.gone {
-			if match(q) {
-				n--
-			}
+	var gone []*view.Pod
+	switch {
+	case i == s.drained:
+		gone = s.gone
+	case s.set != nil && s.set[i]:
+		gone = s.goneAt[i]
+	}
+	for _, q := range gone {
+		if match(q) {
+			n--
 		}
 	}
 	for _, q := range s.placed[i] {
@@ -871,25 +923,33 @@ func (p *placer) spreadCount(sw *spreadWant, s *placement, i int) int {
 }
 
 // spreadMin is the smallest count of matching pods over sw's eligible nodes
-// in state s (0 when fewer domains than minDomains). The drained node is
-// cordoned: under nodeTaintsPolicy Honor it is no domain unless the pod
+// in state s (0 when fewer domains than minDomains). The drained nodes are
+// cordoned: under nodeTaintsPolicy Honor they are no domains unless the pod
 // tolerates the cordon.
 func (p *placer) spreadMin(sw *spreadWant, s *placement) int {
 	d := sw.dom
 	el := d.eligible.nodes
 	n := d.eligible.n
-	drainedOut := false
+	drainedOut, setOut := false, false
 	if s.drained >= 0 && el[s.drained] && sw.honorTaints {
 		if tolerates(sw.tolerations, &unschedulableTaint) != fitYes {
 			drainedOut = true
 			n--
 		}
 	}
+	if s.set != nil && sw.honorTaints && tolerates(sw.tolerations, &unschedulableTaint) != fitYes {
+		setOut = true
+		for _, i := range s.setNodes {
+			if el[i] {
+				n--
+			}
+		}
+	}
 	if c := sw.c.MinDomains; c != nil && int32(n) < *c {
 		return 0
 	}
 	// The nodes whose count may not be 0: those with matching pods, those
-	// replacements were placed on, and the drained node.
+	// replacements were placed on, and the drained nodes.
 	least, touched := -1, 0
 	visit := func(i int) {
 		touched++
@@ -898,7 +958,7 @@ func (p *placer) spreadMin(sw *spreadWant, s *placement) int {
 		}
 	}
 	for i := range d.counts {
-		if !(drainedOut && i == s.drained) {
+		if !(drainedOut && i == s.drained) && !(setOut && s.set[i]) {
 			visit(i)
 		}
 	}
@@ -912,6 +972,13 @@ func (p *placer) spreadMin(sw *spreadWant, s *placement) int {
 			visit(s.drained)
 		}
 	}
+	if s.set != nil && !setOut {
+		for _, i := range s.setNodes {
+			if _, counted := d.counts[i]; el[i] && !counted {
+				visit(i)
+			}
+		}
+	}
 	if n > touched {
 		least = 0 // an eligible node no matching pod is on
 	}
@@ -921,8 +988,13 @@ func (p *placer) spreadMin(sw *spreadWant, s *placement) int {
 // unschedulableWhy sums up rejections: "2 nodes: insufficient cpu; 1 node:
 // taint ... not tolerated", the most common first.
 func unschedulableWhy(rejected map[string]int) string {
+	return rejectedWhy(rejected, &forecastWords)
+}
+
+// rejectedWhy is unschedulableWhy in words' terms.
+func rejectedWhy(rejected map[string]int, words *placeWords) string {
 	if len(rejected) == 0 {
-		return "no other schedulable node in the snapshot"
+		return words.noCandidate
 	}
 	type kv struct {
 		why string
@@ -943,5 +1015,5 @@ func unschedulableWhy(rejected map[string]int) string {
 		}
 		parts = append(parts, strconv.Itoa(r.n)+" "+unit+": "+r.why)
 	}
-	return fmt.Sprintf("none of the %d other schedulable nodes takes it (%s)", total, strings.Join(parts, "; "))
+	return fmt.Sprintf("none of the %d %s takes it (%s)", total, words.candidates, strings.Join(parts, "; "))
 }

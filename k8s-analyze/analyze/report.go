@@ -16,8 +16,13 @@ type Report struct {
 	document.Header `json:",inline"`
 	Metadata        Metadata `json:"metadata"`
 	// Risk is the worst risk over Nodes.
-	Risk  Severity `json:"risk"`
-	Nodes []Node   `json:"nodes"`
+	Risk Severity `json:"risk"`
+	// Capacity judges whether the nodes left schedulable can take the pods
+	// that draining a set of nodes together moves (the command's
+	// --together; absent otherwise). It changes neither Risk nor the exit
+	// code, as the forecast does not.
+	Capacity *CapacityReport `json:"capacity,omitempty"`
+	Nodes    []Node          `json:"nodes"`
 }
 
 // Metadata says what was analysed and as of when.
@@ -266,6 +271,47 @@ type ForecastCause struct {
 	Reason  string  `json:"reason"`
 	Subject Subject `json:"subject"`
 	Message string  `json:"message"`
+}
+
+// CapacityReport is the judgement of Capacity: can the pods that draining
+// every node of a set evicts run on the other nodes once all of the set is
+// cordoned (CHECKS.md, "Capacity of a node set")?
+type CapacityReport struct {
+	// Verdict is ok: every pod to move has a place outside the set, placed
+	// one after the other; never: some cannot (the causes say why);
+	// unknown: something could not be judged (the causes name it).
+	Verdict Verdict `json:"verdict"`
+	// Nodes is the set, sorted by name, each once.
+	Nodes []string `json:"nodes"`
+	// Pods are the pods to move: those of the set's nodes a drain evicts
+	// whose replacement the scheduler places (a ReplicaSet's or a
+	// StatefulSet's, owner verified), one replacement each.
+	Pods int `json:"pods"`
+	// Schedulable are the nodes outside the set that are not cordoned:
+	// where the replacements may go (0 on a node-scoped snapshot).
+	Schedulable int `json:"schedulable"`
+	// Demand are the requests of the pods to move (Pods: one each).
+	Demand Resources `json:"demand"`
+	// Free is what the Schedulable nodes have free in all: on each,
+	// allocatable less the requests of its pods that are not terminal, at
+	// least 0. Absent when it cannot be told: one of them has no
+	// status.allocatable, or the snapshot is node-scoped.
+	Free *Resources `json:"free,omitempty"`
+	// Causes say why the verdict is never, and what could not be judged;
+	// never causes first, at most MaxCapacityCauses of them.
+	Causes []ForecastCause `json:"causes,omitempty"`
+	// OmittedCauses are the causes left out beyond MaxCapacityCauses (the
+	// verdict counts them).
+	OmittedCauses int `json:"omittedCauses,omitzero"`
+}
+
+// Resources are amounts of what placement weighs: CPU in millicores,
+// memory and ephemeral storage in bytes, and pods.
+type Resources struct {
+	MilliCPU         int64 `json:"milliCPU"`
+	Memory           int64 `json:"memory"`
+	EphemeralStorage int64 `json:"ephemeralStorage"`
+	Pods             int64 `json:"pods"`
 }
 
 // Severity is a finding's severity and a node's risk.

@@ -5,8 +5,10 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -14,8 +16,8 @@ import (
 // surges when some node has one, and its forecast's verdict, p50 and p90
 // when the report has forecasts), then its pods to surge with the owner
 // each scales, then the forecast's critical path and causes, then its
-// findings, one a line. colour adds ANSI colours to risks, severities and
-// verdicts.
+// findings, one a line; last, with a capacity, one line for it. colour adds
+// ANSI colours to risks, severities and verdicts.
 func WriteTable(w io.Writer, r *Report, colour bool) error {
 	bw := bufio.NewWriter(w)
 	paint := func(s Severity, text string) string {
@@ -103,7 +105,49 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 				codeW, f.Code, subjW, subjects[i], strings.ReplaceAll(f.Message, "\n", " "))
 		}
 	}
+	if c := r.Capacity; c != nil {
+		fmt.Fprintf(bw, "capacity  %s  %s\n", paint(verdictSeverity(c.Verdict), fmt.Sprintf("%-7s", c.Verdict)), capacityText(c))
+	}
 	return bw.Flush()
+}
+
+// capacityText tells a capacity on one line: the set, the pods to move and
+// their requests, what the nodes outside have free, and the first cause.
+func capacityText(c *CapacityReport) string {
+	var b strings.Builder
+	names := c.Nodes
+	if len(names) > 5 {
+		names = append(slices.Clip(names[:3]), fmt.Sprintf("and %d more", len(c.Nodes)-3))
+	}
+	fmt.Fprintf(&b, "%d %s together (%s): %d %s", len(c.Nodes), plural(len(c.Nodes), "node", "nodes"), strings.Join(names, ", "),
+		c.Pods, plural(c.Pods, "pod to move", "pods to move"))
+	if c.Pods > 0 {
+		fmt.Fprintf(&b, " requesting %s", amounts(c.Demand, c.Demand))
+	}
+	fmt.Fprintf(&b, "; %d schedulable %s outside the set", c.Schedulable, plural(c.Schedulable, "node", "nodes"))
+	if c.Free != nil {
+		fmt.Fprintf(&b, " with %s free", amounts(*c.Free, c.Demand))
+	} else {
+		b.WriteString(", free unknown")
+	}
+	if len(c.Causes) > 0 {
+		first := c.Causes[0]
+		fmt.Fprintf(&b, "; %s %s %s: %s", first.Verdict, first.Reason, first.Subject.Kind+" "+name(first.Subject.Namespace, first.Subject.Name), strings.ReplaceAll(first.Message, "\n", " "))
+		if more := len(c.Causes) - 1 + c.OmittedCauses; more > 0 {
+			fmt.Fprintf(&b, " (and %d more %s)", more, plural(more, "cause", "causes"))
+		}
+	}
+	return b.String()
+}
+
+// amounts tells r's cpu and memory, and its ephemeral storage when demand
+// has some.
+func amounts(r, demand Resources) string {
+	s := fmt.Sprintf("%dm cpu, %s memory", r.MilliCPU, resource.NewQuantity(r.Memory, resource.BinarySI))
+	if demand.EphemeralStorage > 0 {
+		s += fmt.Sprintf(", %s ephemeral-storage", resource.NewQuantity(r.EphemeralStorage, resource.BinarySI))
+	}
+	return s
 }
 
 // duration is d as a Go duration, "-" for none.

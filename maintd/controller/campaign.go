@@ -70,7 +70,9 @@ func (c *Controller) campaignChanged(old, obj any) {
 	}
 }
 
-func breakerOpen(m *api.MaintenanceCampaign) bool { return m.Status.Breaker != nil && m.Status.Breaker.Open }
+func breakerOpen(m *api.MaintenanceCampaign) bool {
+	return m.Status.Breaker != nil && m.Status.Breaker.Open
+}
 
 // campaignPlanChanged handles an event of a campaign's plan whose phase or
 // reason changed: its campaign decides again, and the plans of its wave

@@ -139,19 +139,19 @@ type Controller struct {
 	// campaignInformer is nil when Config.Campaigns is.
 	campaignInformer cache.SharedIndexInformer
 	campaigns        planlisters.MaintenanceCampaignLister
-	nodes        corelisters.NodeLister
-	nodeIndex    cache.Indexer
-	pods         podCache
-	pvs          corelisters.PersistentVolumeLister
-	pvcs         corelisters.PersistentVolumeClaimLister
-	pdbs         policylisters.PodDisruptionBudgetLister
-	replicaSets  appslisters.ReplicaSetLister
-	deployments  appslisters.DeploymentLister
-	statefulSets appslisters.StatefulSetLister
-	daemonSets   appslisters.DaemonSetLister
-	jobs         batchlisters.JobLister
-	cronJobs     batchlisters.CronJobLister
-	hpas         autoscalinglisters.HorizontalPodAutoscalerLister
+	nodes            corelisters.NodeLister
+	nodeIndex        cache.Indexer
+	pods             podCache
+	pvs              corelisters.PersistentVolumeLister
+	pvcs             corelisters.PersistentVolumeClaimLister
+	pdbs             policylisters.PodDisruptionBudgetLister
+	replicaSets      appslisters.ReplicaSetLister
+	deployments      appslisters.DeploymentLister
+	statefulSets     appslisters.StatefulSetLister
+	daemonSets       appslisters.DaemonSetLister
+	jobs             batchlisters.JobLister
+	cronJobs         batchlisters.CronJobLister
+	hpas             autoscalinglisters.HorizontalPodAutoscalerLister
 	// pause holds the pause ConfigMap, if it exists (nil: no switch).
 	pause cache.Store
 

@@ -2,8 +2,8 @@ package controller
 
 import (
 	"cmp"
-	"maps"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
