@@ -56,8 +56,9 @@ type env struct {
 	// label is the value of the test label of e's plans and of its
 	// maintd's selector (default: ns).
 	label string
-	admin kubernetes.Interface
-	plans maintenancev1alpha1.MaintenancePlanInterface
+	admin     kubernetes.Interface
+	plans     maintenancev1alpha1.MaintenancePlanInterface
+	campaigns maintenancev1alpha1.MaintenanceCampaignInterface
 }
 
 func (e env) node(i int) string { return fmt.Sprintf("%s-%d", e.pool, i) }
@@ -77,7 +78,7 @@ func newEnv(t *testing.T, ctx context.Context, nodes int, scenarios ...string) e
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := env{ns: ns, pool: ns, label: ns, admin: cp.Clientset(controlplane.Admin), plans: mc.MaintenancePlans()}
+	e := env{ns: ns, pool: ns, label: ns, admin: cp.Clientset(controlplane.Admin), plans: mc.MaintenancePlans(), campaigns: mc.MaintenanceCampaigns()}
 	var names []string
 	for i := 1; i <= nodes; i++ {
 		names = append(names, e.node(i))

@@ -1,0 +1,297 @@
+package campaign
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
+)
+
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+func nodes(names ...string) []*corev1.Node {
+	var out []*corev1.Node
+	for _, n := range names {
+		out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"pool": strings.TrimRight(n, "0123456789")}}})
+	}
+	return out
+}
+
+func newCampaign(spec api.MaintenanceCampaignSpec) *api.MaintenanceCampaign {
+	return &api.MaintenanceCampaign{ObjectMeta: metav1.ObjectMeta{Name: "fleet", UID: "c-uid", Generation: 1, Labels: map[string]string{"team": "infra"}}, Spec: spec}
+}
+
+// facts is a cluster of a-1..a-5 (the campaign's pool) and b-1..b-3.
+func facts(fits bool) Facts {
+	return Facts{
+		Nodes:    nodes("a1", "a2", "a3", "a4", "a5", "b1", "b2", "b3"),
+		MaxNodes: 10,
+		Start: func(nodes []string) (Start, error) {
+			return Start{Owners: []types.UID{"rs-1"}, Namespaces: []string{"shop"}, Pods: 3 * len(nodes)}, nil
+		},
+		Capacity: func(nodes []string) (Capacity, error) {
+			if !fits {
+				return Capacity{Verdict: "never", Pods: 3 * len(nodes), Message: "insufficient-capacity: the 15 pods to move request 15000m cpu and the 3 schedulable nodes outside the set have 3000m free in all"}, nil
+			}
+			return Capacity{Verdict: "ok", Pods: 3 * len(nodes)}, nil
+		},
+	}
+}
+
+var pool = api.MaintenanceCampaignSpec{NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "a"}}, AllowAllWorkloads: true}
+
+func decide(t *testing.T, c *api.MaintenanceCampaign, f Facts, now time.Time) Decision {
+	t.Helper()
+	d, err := Decide(c, f, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Status = d.Status
+	return d
+}
+
+// made turns a decision's plans into the campaign's plans, in phase.
+func made(d Decision, phase api.Phase) []*api.MaintenancePlan {
+	for _, p := range d.Create {
+		p.Status.Phase = phase
+	}
+	return d.Create
+}
+
+func createdNodes(d Decision) []string {
+	var out []string
+	for _, p := range d.Create {
+		out = append(out, p.Spec.NodeName)
+	}
+	return out
+}
+
+func TestStartAndOneWave(t *testing.T) {
+	c := newCampaign(pool)
+	c.Spec.Deadline = &metav1.Duration{Duration: time.Hour}
+	d := decide(t, c, facts(true), t0)
+	if diff := cmp.Diff([]string{"a1", "a2", "a3", "a4", "a5"}, c.Status.Nodes); diff != "" {
+		t.Errorf("nodes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a1", "a2", "a3", "a4", "a5"}, createdNodes(d)); diff != "" {
+		t.Errorf("one wave of every node (-want +got):\n%s", diff)
+	}
+	if c.Status.Phase != api.Draining || c.Status.Reason != api.WaveStarted || c.Status.Wave != 1 || c.Status.Counts.PodsAtStart != 15 {
+		t.Errorf("status %s/%s wave %d, %d pods: %s", c.Status.Phase, c.Status.Reason, c.Status.Wave, c.Status.Counts.PodsAtStart, c.Status.Message)
+	}
+	p := d.Create[0]
+	want := api.MaintenancePlanSpec{NodeName: "a1", Reason: "campaign fleet", AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: time.Hour}}
+	if diff := cmp.Diff(want, p.Spec); diff != "" {
+		t.Errorf("plan spec (-want +got):\n%s", diff)
+	}
+	if p.Name != "fleet-a1" || p.Labels[api.CampaignLabel] != "fleet" || p.Labels[api.WaveLabel] != "1" || p.Labels["team"] != "infra" || metav1.GetControllerOf(p).UID != "c-uid" {
+		t.Errorf("plan %s: labels %v, owners %v", p.Name, p.Labels, p.OwnerReferences)
+	}
+	// The plans made, and listed again: nothing more to make.
+	f := facts(true)
+	f.Plans = made(d, api.Cordoning)
+	if d := decide(t, c, f, t0.Add(time.Second)); len(d.Create) != 0 {
+		t.Errorf("made %v again", createdNodes(d))
+	}
+	// Half an hour later a plan's deadline is what is left of the campaign's.
+	c2 := newCampaign(api.MaintenanceCampaignSpec{Nodes: []string{"a1", "b1"}, Deadline: &metav1.Duration{Duration: time.Hour}})
+	f = facts(true)
+	f.MaxNodes = 1
+	d = decide(t, c2, f, t0)
+	f.Plans = made(d, api.Completed)
+	d = decide(t, c2, f, t0.Add(30*time.Minute))
+	if len(d.Create) != 1 || d.Create[0].Spec.Deadline.Duration != 30*time.Minute || d.Create[0].Labels[api.WaveLabel] != "2" {
+		t.Errorf("wave 2: %+v", d.Create)
+	}
+}
+
+func TestWaves(t *testing.T) {
+	c := newCampaign(pool)
+	f := facts(true)
+	f.MaxNodes, f.Holders = 3, 1 // one slot held by another plan: waves of 2
+	d := decide(t, c, f, t0)
+	if diff := cmp.Diff([]string{"a1", "a2"}, createdNodes(d)); diff != "" {
+		t.Errorf("wave 1 (-want +got):\n%s", diff)
+	}
+	wave1 := made(d, api.Drained)
+	f.Plans, f.Holders = wave1, 3
+	d = decide(t, c, f, t0.Add(time.Minute))
+	if len(d.Create) != 0 || c.Status.Phase != api.Drained || c.Status.Reason != api.WaitingForRelease {
+		t.Errorf("wave 1 drained, not released: made %v, %s/%s", createdNodes(d), c.Status.Phase, c.Status.Reason)
+	}
+	for _, p := range wave1 {
+		p.Status.Phase = api.Completed
+	}
+	f.Holders = 1
+	d = decide(t, c, f, t0.Add(2*time.Minute))
+	if diff := cmp.Diff([]string{"a3", "a4"}, createdNodes(d)); diff != "" || c.Status.Wave != 2 {
+		t.Errorf("wave %d (-want +got):\n%s", c.Status.Wave, diff)
+	}
+	// No free slot: wait, silently (the same status again).
+	f.Plans, f.Holders = append(wave1, made(d, api.Completed)...), 3
+	d = decide(t, c, f, t0.Add(3*time.Minute))
+	if len(d.Create) != 0 || c.Status.Reason != api.WaitingForSlot {
+		t.Errorf("no slot: made %v, %s", createdNodes(d), c.Status.Reason)
+	}
+	before := c.Status.DeepCopy()
+	decide(t, c, f, t0.Add(4*time.Minute))
+	if diff := cmp.Diff(*before, c.Status); diff != "" {
+		t.Errorf("a waiting campaign rewrote its status (-before +after):\n%s", diff)
+	}
+}
+
+func TestRelease(t *testing.T) {
+	c := newCampaign(pool)
+	c.Spec.Release = true
+	f := facts(true)
+	d := decide(t, c, f, t0)
+	plans := made(d, api.Draining)
+	plans[1].Status.Phase, plans[2].Status.Phase = api.Drained, api.Drained
+	plans[2].Spec.Release = true
+	f.Plans = plans
+	d = decide(t, c, f, t0.Add(time.Minute))
+	if diff := cmp.Diff([]string{"fleet-a2"}, d.Release); diff != "" {
+		t.Errorf("released (-want +got):\n%s", diff)
+	}
+	for _, p := range plans {
+		p.Status.Phase = api.Completed
+	}
+	decide(t, c, f, t0.Add(2*time.Minute))
+	if c.Status.Phase != api.Completed || !meta.IsStatusConditionTrue(c.Status.Conditions, api.ConditionReady) {
+		t.Errorf("all completed: %s/%s", c.Status.Phase, c.Status.Reason)
+	}
+}
+
+func TestBlockedBeforeAnyWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		spec   api.MaintenanceCampaignSpec
+		fits   bool
+		reason api.Reason
+		msg    string
+	}{
+		{"capacity", pool, false, api.InsufficientCapacity, "wave 1 (5 nodes): insufficient-capacity: the 15 pods to move request 15000m cpu"},
+		{"no node matches", api.MaintenanceCampaignSpec{NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "z"}}}, true, api.NoNodes, "no node matches"},
+		{"missing node", api.MaintenanceCampaignSpec{Nodes: []string{"a1", "gone"}}, true, api.NoNodes, "spec.nodes names 1 nodes that do not exist: gone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCampaign(tc.spec)
+			d := decide(t, c, facts(tc.fits), t0)
+			if len(d.Create) != 0 || c.Status.Phase != api.Blocked || c.Status.Reason != tc.reason || !strings.Contains(c.Status.Message, tc.msg) {
+				t.Errorf("made %v; %s/%s: %s", createdNodes(d), c.Status.Phase, c.Status.Reason, c.Status.Message)
+			}
+		})
+	}
+	c := newCampaign(pool)
+	f := facts(true)
+	f.Capacity = func([]string) (Capacity, error) { return Capacity{}, errors.New("cache") }
+	if _, err := Decide(c, f, t0); err == nil {
+		t.Error("a capacity that cannot be read decided")
+	}
+}
+
+func TestBreaker(t *testing.T) {
+	c := newCampaign(pool)
+	c.Spec.Breaker = api.Breaker{MaxNotReadyNodes: 2, PodReadyTimeout: &metav1.Duration{Duration: time.Minute}, HoldDown: &metav1.Duration{Duration: 30 * time.Second}}
+	f := facts(true)
+	d := decide(t, c, f, t0)
+	f.Plans = made(d, api.Draining)
+	paused := func(want bool) {
+		t.Helper()
+		if got := meta.IsStatusConditionTrue(c.Status.Conditions, api.ConditionPaused); got != want {
+			t.Errorf("Paused %t, want %t: %s/%s %s", got, want, c.Status.Phase, c.Status.Reason, c.Status.Message)
+		}
+	}
+	// Two NotReady nodes are tolerated, three open it.
+	f.Sick.NotReady = []string{"b1", "b2"}
+	decide(t, c, f, t0.Add(time.Second))
+	paused(false)
+	f.Sick.NotReady = []string{"b1", "b2", "b3"}
+	decide(t, c, f, t0.Add(2*time.Second))
+	paused(true)
+	if b := c.Status.Breaker; b == nil || !b.Open || b.Reason != "nodes-not-ready" || b.Trips != 1 || !strings.Contains(b.Message, "3 nodes outside the campaign are NotReady (b1, b2, b3), more than maxNotReadyNodes 2") {
+		t.Errorf("breaker %+v", b)
+	}
+	// Clear: it holds down 30 s, then closes.
+	f.Sick.NotReady = nil
+	d = decide(t, c, f, t0.Add(10*time.Second))
+	paused(true)
+	if d.Requeue != 30*time.Second {
+		t.Errorf("requeue %s, want the hold-down", d.Requeue)
+	}
+	decide(t, c, f, t0.Add(39*time.Second))
+	paused(true)
+	decide(t, c, f, t0.Add(40*time.Second))
+	paused(false)
+	// A moved pod not Ready: it counts after podReadyTimeout, and the
+	// campaign looks again then.
+	f.Sick.Unready = []Unready{{Namespace: "shop", Name: "web-x", Created: t0.Add(50 * time.Second), Why: "Pending, not scheduled"}}
+	d = decide(t, c, f, t0.Add(60*time.Second))
+	paused(false)
+	if d.Requeue != 50*time.Second {
+		t.Errorf("requeue %s, want when the pod is late", d.Requeue)
+	}
+	decide(t, c, f, t0.Add(110*time.Second))
+	paused(true)
+	if b := c.Status.Breaker; b.Reason != "pods-not-ready" || b.Trips != 2 || !strings.Contains(b.Message, "shop/web-x (Pending, not scheduled, 1m0s)") {
+		t.Errorf("breaker %+v", b)
+	}
+	// Budgets below their floor.
+	f.Sick.Unready = nil
+	c.Status.Breaker = nil
+	f.Sick.BelowFloor = []string{"shop/web: 2 healthy, 3 desired"}
+	decide(t, c, f, t0.Add(200*time.Second))
+	if b := c.Status.Breaker; b == nil || b.Reason != "pdbs-below-floor" {
+		t.Errorf("breaker %+v", b)
+	}
+	// While paused no new wave is made.
+	c3 := newCampaign(pool)
+	f3 := facts(true)
+	f3.MaxNodes = 2
+	d = decide(t, c3, f3, t0)
+	f3.Plans = made(d, api.Completed)
+	f3.Pause = &drain.Pause{Object: "maintd-system/maintd-pause", Since: t0}
+	if d := decide(t, c3, f3, t0.Add(time.Minute)); len(d.Create) != 0 || c3.Status.Reason != api.Paused {
+		t.Errorf("paused cluster-wide: made %v, %s", createdNodes(d), c3.Status.Reason)
+	}
+}
+
+func TestDeadlineAndBlockedPlans(t *testing.T) {
+	c := newCampaign(pool)
+	c.Spec.Deadline = &metav1.Duration{Duration: time.Hour}
+	f := facts(true)
+	d := decide(t, c, f, t0)
+	plans := made(d, api.Draining)
+	plans[3].Status.Phase, plans[3].Status.Reason = api.Blocked, api.UnknownPodsOnNode
+	f.Plans = plans
+	decide(t, c, f, t0.Add(time.Minute))
+	if c.Status.Reason != api.PlansBlocked || !strings.Contains(c.Status.Message, "fleet-a4 (Blocked: unknown-pods-on-node)") {
+		t.Errorf("%s: %s", c.Status.Reason, c.Status.Message)
+	}
+	decide(t, c, f, t0.Add(time.Hour))
+	if c.Status.Phase != api.Failed || c.Status.Reason != api.DeadlineExceeded {
+		t.Errorf("past the deadline: %s/%s", c.Status.Phase, c.Status.Reason)
+	}
+	if d := decide(t, c, f, t0.Add(2*time.Hour)); len(d.Create)+len(d.Release) != 0 {
+		t.Errorf("a failed campaign acts: %+v", d)
+	}
+}
+
+func TestPlanName(t *testing.T) {
+	long := strings.Repeat("n", 250)
+	if n := PlanName("c", long); len(n) > 253 || n == PlanName("d", long) {
+		t.Errorf("PlanName %q (%d)", n, len(n))
+	}
+	if got := PlanName("fleet", "node-1"); got != "fleet-node-1" {
+		t.Errorf("PlanName = %q", got)
+	}
+}
