@@ -55,7 +55,7 @@ type env struct {
 	ns, pool string
 	// label is the value of the test label of e's plans and of its
 	// maintd's selector (default: ns).
-	label string
+	label     string
 	admin     kubernetes.Interface
 	plans     maintenancev1alpha1.MaintenancePlanInterface
 	campaigns maintenancev1alpha1.MaintenanceCampaignInterface
