@@ -33,6 +33,17 @@
 // when a surge moves every pod of it there, and the forecast times it (the
 // surge pod Ready, then one eviction a time to Ready).
 //
+// With --together NAME,... (repeatable) the report also has a capacity: can
+// the other nodes take the pods that draining every node of that set moves,
+// all of the set cordoned first, as a maintenance campaign does? The pods to
+// move are those each node's forecast places (a ReplicaSet's or a
+// StatefulSet's), placed one after the other, first fit, on the schedulable
+// nodes outside the set; it tells their requests (demand), what those nodes
+// have free in all, and a verdict: ok, never (insufficient-capacity,
+// replacement-unschedulable) or unknown, with the causes. Like the forecast,
+// it changes neither the risk nor the exit code. It needs a whole-cluster
+// snapshot.
+//
 // Time is the snapshot's capturedAt, so the verdicts are deterministic;
 // --now overrides it.
 //
@@ -44,8 +55,8 @@
 //
 // Output: -o json (default), yaml, or table (one line per node with its
 // forecast, then its pods to surge with the owner each scales, the
-// forecast's critical path and causes, then its findings; colour only on a
-// terminal).
+// forecast's critical path and causes, then its findings; last a line for
+// the capacity; colour only on a terminal).
 //
 // JSON is the fast path. YAML goes through a general YAML parser first,
 // many times slower: keep big snapshots in JSON, k8s-snapshot's default

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/decode"
@@ -17,7 +18,9 @@ import (
 // either analyses into a report that encodes, or fails with an error. A
 // forecast that is not never has its estimate; a pod has at most one of
 // Surge and NoSurge, and its action is surge exactly when Options.Surge asks
-// and a surge moves it (unless another finding blocks it).
+// and a surge moves it (unless another finding blocks it). The capacity of
+// the first half of the nodes, drained together, is judged too: it never
+// fails where the analysis did not, and its verdict follows its causes.
 func FuzzAnalyze(f *testing.F) {
 	for _, file := range golden.Snapshots(f, "../testdata/script") {
 		f.Add(file.Data)
@@ -49,6 +52,21 @@ func analyse(t *testing.T, s *view.Snapshot, surge bool) {
 				t.Fatalf("node %s: pod %s: action %s, surge %+v, noSurge %q (Options.Surge %v)", n.Name, v.Name, v.Action, v.Surge, v.NoSurge, surge)
 			}
 		}
+	}
+	if len(r.Nodes) > 0 {
+		var set []string
+		for _, n := range r.Nodes[:(len(r.Nodes)+1)/2] {
+			set = append(set, n.Name)
+		}
+		c, err := Capacity(s, set, Options{Surge: surge})
+		if err != nil {
+			t.Fatalf("capacity of %q: %v", set, err)
+		}
+		never := slices.ContainsFunc(c.Causes, func(c ForecastCause) bool { return c.Verdict == VerdictNever })
+		if never != (c.Verdict == VerdictNever) || (len(c.Causes) == 0) != (c.Verdict == VerdictOK) || c.Demand.Pods != int64(c.Pods) {
+			t.Fatalf("capacity of %q: %+v", set, c)
+		}
+		r.Capacity = c
 	}
 	if err := document.Encode(io.Discard, document.JSON, r); err != nil {
 		t.Fatalf("encode: %v", err)

@@ -985,14 +985,167 @@ func (p *placer) spreadMin(sw *spreadWant, s *placement) int {
 	return max(least, 0)
 }
 
-// unschedulableWhy sums up rejections: "2 nodes: insufficient cpu; 1 node:
-// taint ... not tolerated", the most common first.
-func unschedulableWhy(rejected map[string]int) string {
-	return rejectedWhy(rejected, &forecastWords)
+// leaving is a pod a drain evicts, as placement takes it: of node node, its
+// replacement placed when placed (as item.placed), else it only leaves.
+type leaving struct {
+	pod    *view.Pod
+	top    *owner
+	node   int
+	placed bool
 }
 
-// rejectedWhy is unschedulableWhy in words' terms.
-func rejectedWhy(rejected map[string]int, words *placeWords) string {
+// placeWords are the words of placement's causes: a node's drain (the
+// forecast) and a set's (Capacity) say where replacements may go
+// differently.
+type placeWords struct {
+	// elsewhere, another: where a replacement may go ("any other node",
+	// "another node").
+	elsewhere, another string
+	// order is the order of first fit.
+	order string
+	// noCandidate: no node to judge at all; candidates: the nodes judged,
+	// after their count.
+	noCandidate, candidates string
+	// model is what does not model a constraint.
+	model string
+}
+
+var forecastWords = placeWords{elsewhere: "any other node", another: "another node", order: "in pod order",
+	noCandidate: "no other schedulable node in the snapshot", candidates: "other schedulable nodes", model: "the forecast"}
+
+// placeRun places, in pl, the replacements of the n pods at gives, one
+// after the other, each on the first node (by name) that takes it given
+// those placed before (first fit), a pod counting as gone from its node
+// from its own turn on. It adds the causes of those that cannot be placed
+// or judged to cs: shortfall says which resource the candidates lack in
+// total for demand, the requests of every replacement ("" when none, or
+// when that cannot be told).
+func (p *placer) placeRun(pl *placement, n int, at func(int) leaving, words *placeWords, shortfall func(demand view.Resources) string, cs *causes) {
+	type failed struct {
+		pod *view.Pod
+		top *owner
+		why string
+	}
+	var (
+		firstFit []leaving
+		demand   view.Resources
+		verdicts = map[string][]failed{} // by reason and workload
+		order    []string
+	)
+	note := func(reason string, l leaving, why string) {
+		key := reason + "\x00" + string(l.top.meta.UID)
+		if _, ok := verdicts[key]; !ok {
+			order = append(order, key)
+		}
+		verdicts[key] = append(verdicts[key], failed{l.pod, l.top, why})
+	}
+	for k := range n {
+		l := at(k)
+		pl.leave(l.node, l.pod)
+		if !l.placed {
+			continue
+		}
+		w := &pl.want
+		p.wantOf(l.pod, w)
+		addResources(&demand, w.req)
+		v := p.find(w, pl)
+		switch v.fit {
+		case fitYes:
+			pl.place(v.node, w)
+			continue
+		case fitMaybe:
+			note(v.reason, l, v.why)
+			continue
+		}
+		// Not placed after the others: would it be alone?
+		switch v := p.find(w, pl.alone(l.node, l.pod)); v.fit {
+		case fitYes:
+			firstFit = append(firstFit, l)
+		case fitMaybe:
+			note(v.reason, l, v.why)
+		default:
+			note(ReasonUnschedulable, l, unschedulableWhy(v.rejected, words))
+		}
+	}
+	if len(firstFit) > 0 {
+		if short := shortfall(demand); short != "" {
+			for _, l := range firstFit {
+				note(ReasonNoCapacity, l, short)
+			}
+		} else {
+			for _, l := range firstFit {
+				note(ReasonFirstFit, l, "")
+			}
+		}
+	}
+	for _, key := range order {
+		fs := verdicts[key]
+		reason, _, _ := strings.Cut(key, "\x00")
+		first, top := fs[0].pod, fs[0].top
+		subject := Subject{Kind: top.kind, Namespace: top.meta.Namespace, Name: top.meta.Name, UID: top.meta.UID}
+		which := "the replacement of pod " + first.Name
+		if len(fs) > 1 {
+			which += fmt.Sprintf(" (and of %d more of %s %s)", len(fs)-1, top.kind, top.meta.Name)
+		}
+		switch reason {
+		case ReasonUnschedulable:
+			cs.add(VerdictNever, reason, subject, "%s cannot run on %s: %s", which, words.elsewhere, fs[0].why)
+		case ReasonNoCapacity:
+			cs.add(VerdictNever, reason, subject, "%s does not fit: %s", which, fs[0].why)
+		case ReasonFirstFit:
+			cs.add(VerdictUnknown, reason, subject, "%s fits on %s alone, but not after the replacements placed before it (first fit, %s); another placement may exist", which, words.another, words.order)
+		case ReasonNodeStatus:
+			cs.add(VerdictUnknown, reason, subject, "%s: %s, so whether it fits there cannot be judged", which, fs[0].why)
+		default:
+			cs.add(VerdictUnknown, reason, subject, "%s: %s does not model %s", which, words.model, fs[0].why)
+		}
+	}
+}
+
+// free sums, over the schedulable nodes pl does not drain, what is free on
+// each (allocatable less the requests of its pods, at least 0): nodes is
+// how many they are, known false when one has no status.allocatable.
+func (p *placer) free(pl *placement) (free view.Resources, nodes int, known bool) {
+	known = true
+	for i, n := range p.nodes {
+		if n.Spec.Unschedulable || pl.drains(i) {
+			continue
+		}
+		nodes++
+		a := n.Status.Allocatable
+		if a == nil {
+			known = false
+			continue
+		}
+		u := p.used[i]
+		free.MilliCPU += max(a.MilliCPU-u.MilliCPU, 0)
+		free.Memory += max(a.Memory-u.Memory, 0)
+		free.EphemeralStorage += max(a.EphemeralStorage-u.EphemeralStorage, 0)
+		free.Pods += max(a.Pods-u.Pods, 0)
+	}
+	return free, nodes, known
+}
+
+// short is the first resource of which demand exceeds free: "cpu",
+// "memory", "ephemeral-storage" or "pods"; "" when none.
+func short(demand, free view.Resources) string {
+	switch {
+	case demand.MilliCPU > free.MilliCPU:
+		return "cpu"
+	case demand.Memory > free.Memory:
+		return "memory"
+	case demand.EphemeralStorage > free.EphemeralStorage:
+		return "ephemeral-storage"
+	case demand.Pods > free.Pods:
+		return "pods"
+	}
+	return ""
+}
+
+// unschedulableWhy sums up rejections: "none of the 3 other schedulable
+// nodes takes it (2 nodes: insufficient cpu; 1 node: taint ... not
+// tolerated)", the most common first, in words' terms.
+func unschedulableWhy(rejected map[string]int, words *placeWords) string {
 	if len(rejected) == 0 {
 		return words.noCandidate
 	}
