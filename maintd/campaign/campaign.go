@@ -115,6 +115,19 @@ type Facts struct {
 	Capacity func(nodes []string) (Capacity, error)
 }
 
+// AboutToCordon reports whether a plan has not yet cordoned its node and
+// will: new, pending (but for a slot), or cordoning and not yet seen
+// cordoned. The plans of a wave evict once none of the wave is.
+func AboutToCordon(st *api.MaintenancePlanStatus) bool {
+	switch st.Phase {
+	case "", api.Pending:
+		return st.Reason != api.WaitingForSlot
+	case api.Cordoning:
+		return true
+	}
+	return false
+}
+
 // Decision is what the controller persists and then does.
 type Decision struct {
 	Status api.MaintenanceCampaignStatus
@@ -174,6 +187,11 @@ func Decide(c *api.MaintenanceCampaign, f Facts, now time.Time) (Decision, error
 	d := &decider{c: c, f: f, spec: Defaulted(c.Spec), now: now.UTC().Truncate(time.Second), st: *c.Status.DeepCopy()}
 	if err := d.decide(); err != nil {
 		return Decision{}, err
+	}
+	if b := d.st.Breaker; Final(&d.st) && b != nil && b.Open {
+		// A campaign that ended holds nothing: its plans go on, or stop,
+		// on their own.
+		d.st.Breaker = &api.BreakerStatus{Trips: b.Trips}
 	}
 	d.st.ObservedGeneration = c.Generation
 	d.conditions()

@@ -277,9 +277,15 @@ func TestDeadlineAndBlockedPlans(t *testing.T) {
 	if c.Status.Reason != api.PlansBlocked || !strings.Contains(c.Status.Message, "fleet-a4 (Blocked: unknown-pods-on-node)") {
 		t.Errorf("%s: %s", c.Status.Reason, c.Status.Message)
 	}
+	// The deadline passes in the reconcile that opens the breaker: the
+	// campaign ends, and holds its plans paused no longer.
+	f.Sick.NotReady = []string{"b1", "b2"}
 	decide(t, c, f, t0.Add(time.Hour))
 	if c.Status.Phase != api.Failed || c.Status.Reason != api.DeadlineExceeded {
 		t.Errorf("past the deadline: %s/%s", c.Status.Phase, c.Status.Reason)
+	}
+	if b := c.Status.Breaker; b == nil || b.Open || b.Trips != 1 || meta.IsStatusConditionTrue(c.Status.Conditions, api.ConditionPaused) {
+		t.Errorf("a failed campaign's breaker: %+v", b)
 	}
 	if d := decide(t, c, f, t0.Add(2*time.Hour)); len(d.Create)+len(d.Release) != 0 {
 		t.Errorf("a failed campaign acts: %+v", d)

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -334,7 +335,7 @@ func (c *Controller) sickness(m *api.MaintenanceCampaign, nodes []*corev1.Node) 
 			if p.DeletionTimestamp != nil || ready(p) || p.CreationTimestamp.Time.Before(start) || p.Phase == corev1.PodSucceeded || p.Phase == corev1.PodFailed {
 				continue
 			}
-			why := string(p.Phase)
+			why := string(cmp.Or(p.Phase, corev1.PodPending))
 			for _, cd := range p.Conditions {
 				if cd.Type == corev1.PodReady && cd.Reason != "" {
 					why += ", " + cd.Reason
@@ -449,7 +450,7 @@ func waveOf(p *api.MaintenancePlan, byName map[string]*api.MaintenancePlan) *dra
 			continue
 		}
 		w.Nodes++
-		if o.UID != p.UID && aboutToCordon(&o.Status) {
+		if o.UID != p.UID && campaign.AboutToCordon(&o.Status) {
 			w.Cordoning = append(w.Cordoning, o.Spec.NodeName)
 		}
 	}
@@ -464,15 +465,3 @@ func ownerUIDs(p *api.MaintenancePlan) []types.UID {
 	return nil
 }
 
-// aboutToCordon reports whether a plan has not yet cordoned its node and
-// will: new, pending (but for a slot), or cordoning and not yet seen
-// cordoned.
-func aboutToCordon(st *api.MaintenancePlanStatus) bool {
-	switch st.Phase {
-	case "", api.Pending:
-		return st.Reason != api.WaitingForSlot
-	case api.Cordoning:
-		return true
-	}
-	return false
-}

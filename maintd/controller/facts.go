@@ -21,6 +21,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/campaign"
 	"github.com/sentinel-go/sentinel/maintd/drain"
 )
 
@@ -146,10 +147,12 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 	f.ThrottledUntil = c.throttledUntil
 	f.Pause = c.pauseFacts()
 	if m := c.campaignOf(p); m != nil {
-		if b := m.Status.Breaker; f.Pause == nil && b != nil && b.Open && b.OpenedAt != nil {
+		if b := m.Status.Breaker; f.Pause == nil && b != nil && b.Open && b.OpenedAt != nil && !campaign.Final(&m.Status) {
 			f.Pause = &drain.Pause{Object: m.Name, Since: b.OpenedAt.Time, Reason: b.Message, Campaign: true}
 		}
-		f.Wave = waveOf(p, byName)
+	}
+	if p.Labels[api.CampaignLabel] != "" {
+		f.Wave = waveOf(p, byName) // its campaign gone or not: the wave still cordons first
 	}
 	for _, o := range plans {
 		if o.UID == p.UID || byName[o.Name] == nil {

@@ -96,10 +96,11 @@ func (w *World) start(sel labels.Selector, name string) *instance {
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: in.name, DelayingQueue: in.queue})
 	in.ctrl = controller.New(controller.Config{
-		Clients:  controller.Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2()},
-		Plans:    plans.MaintenanceV1alpha1().MaintenancePlans(),
-		Poster:   poster{w, in},
-		Selector: sel, MaxNodes: w.MaxNodes, Now: w.clock.Now, Pause: pauseSwitch,
+		Clients:   controller.Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2()},
+		Plans:     plans.MaintenanceV1alpha1().MaintenancePlans(),
+		Campaigns: plans.MaintenanceV1alpha1().MaintenanceCampaigns(),
+		Poster:    poster{w, in},
+		Selector:  sel, MaxNodes: w.MaxNodes, Now: w.clock.Now, Pause: pauseSwitch,
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Events: recorder{w, in},
 		Queue:  rl, Serial: true,

@@ -42,9 +42,10 @@ var (
 	jobsR     = batchv1.SchemeGroupVersion.WithResource("jobs")
 	cronJobsR = batchv1.SchemeGroupVersion.WithResource("cronjobs")
 	plansR    = api.SchemeGroupVersion.WithResource("maintenanceplans")
+	campsR    = api.SchemeGroupVersion.WithResource("maintenancecampaigns")
 	hpasR     = autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
 	cmsR      = corev1.SchemeGroupVersion.WithResource("configmaps")
-	resources = []schema.GroupVersionResource{nodesR, podsR, pvsR, pvcsR, pdbsR, rsR, depsR, stsR, dsR, jobsR, cronJobsR, plansR, hpasR, cmsR}
+	resources = []schema.GroupVersionResource{nodesR, podsR, pvsR, pvcsR, pdbsR, rsR, depsR, stsR, dsR, jobsR, cronJobsR, plansR, hpasR, cmsR, campsR}
 	listKinds = map[schema.GroupVersionResource]func() runtime.Object{}
 	scheme    = runtime.NewScheme()
 )
@@ -69,6 +70,7 @@ func init() {
 	listKinds[plansR] = func() runtime.Object { return &api.MaintenancePlanList{} }
 	listKinds[hpasR] = func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} }
 	listKinds[cmsR] = func() runtime.Object { return &corev1.ConfigMapList{} }
+	listKinds[campsR] = func() runtime.Object { return &api.MaintenanceCampaignList{} }
 }
 
 // store holds the objects of the simulated cluster, by resource and
@@ -240,7 +242,7 @@ func (s *store) update(r schema.GroupVersionResource, o runtime.Object, status b
 // hasStatus reports whether r's status is written only through its status
 // subresource.
 func hasStatus(r schema.GroupVersionResource) bool {
-	return r == plansR || r == pdbsR || r == rsR || r == depsR
+	return r == plansR || r == pdbsR || r == rsR || r == depsR || r == campsR
 }
 
 // setStatus copies from's status into to (same kind).
@@ -248,6 +250,8 @@ func setStatus(to, from runtime.Object) {
 	switch t := to.(type) {
 	case *api.MaintenancePlan:
 		t.Status = *from.(*api.MaintenancePlan).Status.DeepCopy()
+	case *api.MaintenanceCampaign:
+		t.Status = *from.(*api.MaintenanceCampaign).Status.DeepCopy()
 	case *policyv1.PodDisruptionBudget:
 		t.Status = *from.(*policyv1.PodDisruptionBudget).Status.DeepCopy()
 	case *appsv1.ReplicaSet:
@@ -267,6 +271,8 @@ func equalSpec(a, b runtime.Object) bool {
 	switch a := a.(type) {
 	case *api.MaintenancePlan:
 		return jsonEqual(a.Spec, b.(*api.MaintenancePlan).Spec)
+	case *api.MaintenanceCampaign:
+		return jsonEqual(a.Spec, b.(*api.MaintenanceCampaign).Spec)
 	case *policyv1.PodDisruptionBudget:
 		return jsonEqual(a.Spec, b.(*policyv1.PodDisruptionBudget).Spec)
 	case *appsv1.ReplicaSet:

@@ -45,6 +45,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/campaign"
 	"github.com/sentinel-go/sentinel/maintd/drain"
 )
 
@@ -76,6 +77,11 @@ type World struct {
 	// maintenance (1 seed in 5) with the switch.
 	pausing *rand.Rand
 	pauses  bool
+	// campaigning draws, apart from rng, whether a campaign drains some of
+	// the nodes (1 seed in 4), and its actors: a person releasing or
+	// deleting it, nodes going NotReady and back.
+	campaigning *rand.Rand
+	campaign    bool
 	// replicas are the Deployments' replica counts as people set them:
 	// once every surge is restored, each has its own.
 	replicas  map[string]int32
@@ -125,7 +131,8 @@ func retries(pr string) bool {
 // New is a world for seed with a scenario drawn from it.
 func New(seed int64) *World {
 	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), pinning: rand.New(rand.NewPCG(uint64(seed), 0x919)),
-		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), pausing: rand.New(rand.NewPCG(uint64(seed), 0xba05e)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
+		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), pausing: rand.New(rand.NewPCG(uint64(seed), 0xba05e)),
+		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
 		silence: map[types.UID]*silence{}}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
@@ -180,6 +187,9 @@ type Scenario struct {
 	Labels map[string]map[string]string
 	// Autoscaled names the workloads a HorizontalPodAutoscaler scales.
 	Autoscaled []string
+	// Campaign, when set, is created (as campaign "fleet") after the
+	// plans.
+	Campaign *api.MaintenanceCampaignSpec
 }
 
 // Workload is one Deployment of a scenario.
@@ -245,6 +255,21 @@ func (w *World) draw() Scenario {
 			sc.Autoscaled = append(sc.Autoscaled, "single")
 		}
 	}
+	if cr := w.campaigning; cr.IntN(4) == 0 {
+		// A campaign over 2 to 4 of the nodes, in waves when the slots
+		// are fewer; released as its nodes drain at 1 in 2 (else a person
+		// releases it later).
+		w.campaign = true
+		perm := cr.Perm(sc.Nodes)
+		spec := &api.MaintenanceCampaignSpec{AllowAllWorkloads: true, Release: cr.IntN(2) == 0,
+			Deadline: &metav1.Duration{Duration: time.Duration(30+cr.IntN(60)) * time.Minute},
+			Breaker: api.Breaker{MaxNotReadyNodes: int32(cr.IntN(2)), PodReadyTimeout: &metav1.Duration{Duration: time.Duration(2+cr.IntN(10)) * time.Minute},
+				HoldDown: &metav1.Duration{Duration: time.Minute}}}
+		for _, i := range perm[:min(sc.Nodes-1, 2+cr.IntN(3))] {
+			spec.Nodes = append(spec.Nodes, fmt.Sprintf("node-%d", i+1))
+		}
+		sc.Campaign = spec
+	}
 	return sc
 }
 
@@ -256,6 +281,7 @@ func (w *World) Setup(sc Scenario) {
 		name := fmt.Sprintf("node-%d", i+1)
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}}}
 		maps.Copy(node.Labels, sc.Labels[name])
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 		node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")}
 		w.must(w.s.create(nodesR, node))
 	}
@@ -291,6 +317,12 @@ func (w *World) Setup(sc Scenario) {
 	}
 	for i, spec := range sc.Plans {
 		w.createPlan(fmt.Sprintf("plan-%d", i+1), spec)
+	}
+	if sc.Campaign != nil {
+		w.mu.Lock()
+		_, err := w.s.create(campsR, &api.MaintenanceCampaign{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}, Spec: *sc.Campaign})
+		w.logf("person: create campaign fleet over %v (release %t) -> %s", sc.Campaign.Nodes, sc.Campaign.Release, errText(err))
+		w.mu.Unlock()
 	}
 }
 
@@ -385,7 +417,28 @@ func (w *World) cluster() int {
 	n += w.s.deployments()
 	n += w.s.replicaSets(w.readyDelay)
 	d, _ := w.s.disruption(true)
-	return n + d
+	return n + d + w.collect()
+}
+
+// collect is the garbage collector: a plan whose controlling campaign is
+// gone is deleted (its finalizer holds it until maintd lifts its cordon);
+// w.mu is held.
+func (w *World) collect() int {
+	n := 0
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		ref := metav1.GetControllerOf(p)
+		if ref == nil || ref.Kind != "MaintenanceCampaign" || p.DeletionTimestamp != nil {
+			continue
+		}
+		if c, err := w.s.get(campsR, "", ref.Name); err == nil && c.(*api.MaintenanceCampaign).UID == ref.UID {
+			continue
+		}
+		_, err := w.s.remove(plansR, "", p.Name, "", false)
+		w.logf("garbage collector: delete plan %s of campaign %s -> %s", p.Name, ref.Name, errText(err))
+		n++
+	}
+	return n
 }
 
 // createPlan creates a plan as a person does.
@@ -567,6 +620,11 @@ func (w *World) Settle(d time.Duration) {
 	if _, err := w.s.get(cmsR, pauseSwitch.Namespace, pauseSwitch.Name); err == nil {
 		w.togglePause() // the incident is over
 	}
+	for _, o := range w.s.list(nodesR, "", nil) {
+		if n := o.(*corev1.Node); !nodeIsReady(n) {
+			w.setReady(n.Name, corev1.ConditionTrue) // so are the nodes' troubles
+		}
+	}
 	w.mu.Unlock()
 	end := w.clock.Now().Add(d)
 	for steps := 0; steps < 20000 && w.failed == ""; steps++ {
@@ -665,6 +723,10 @@ func (w *World) actor() {
 		w.togglePause()
 		return
 	}
+	if w.campaign && w.campaigning.IntN(4) == 0 {
+		w.campaignActor()
+		return
+	}
 	if w.surge && w.surging.IntN(8) == 0 {
 		// A person adds a replica to an app, maybe while a surge holds it.
 		deps := w.s.list(depsR, Namespace, nil)
@@ -754,6 +816,51 @@ func (w *World) actor() {
 	}
 }
 
+// campaignActor plays a campaign's people and the cluster's sickness: a
+// node goes NotReady or comes back, a person releases the campaign, or
+// (rarely) deletes it; w.mu is held.
+func (w *World) campaignActor() {
+	cr := w.campaigning
+	switch n := cr.IntN(10); {
+	case n < 5:
+		nodes := w.s.list(nodesR, "", nil)
+		node := nodes[cr.IntN(len(nodes))].(*corev1.Node)
+		ready := corev1.ConditionFalse
+		if !nodeIsReady(node) {
+			ready = corev1.ConditionTrue
+		}
+		w.setReady(node.Name, ready)
+	case n < 9:
+		_, err := w.s.patch(campsR, "", "fleet", []byte(`{"spec":{"release":true}}`))
+		w.logf("person: release campaign fleet -> %s", errText(err))
+	default:
+		_, err := w.s.remove(campsR, "", "fleet", "", false)
+		w.logf("person: delete campaign fleet -> %s", errText(err))
+	}
+}
+
+// setReady sets a node's Ready condition, as its kubelet (or the node
+// lifecycle controller, once the kubelet is silent) does; w.mu is held.
+func (w *World) setReady(name string, ready corev1.ConditionStatus) {
+	o, err := w.s.get(nodesR, "", name)
+	if err != nil {
+		return
+	}
+	node := o.(*corev1.Node)
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}
+	_, err = w.s.update(nodesR, node, true)
+	w.logf("node %s: Ready %s -> %s", name, ready, errText(err))
+}
+
+func nodeIsReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // pauseSwitch is the simulated maintd's pause switch.
 var pauseSwitch = types.NamespacedName{Namespace: "maintd-system", Name: "maintd-pause"}
 
@@ -800,6 +907,7 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 		return
 	}
 	pod := o.(*corev1.Pod)
+	w.checkWave(in, pod)
 	if uid := ev.DeleteOptions; uid == nil || uid.Preconditions == nil || uid.Preconditions.UID == nil || *uid.Preconditions.UID != pod.UID {
 		w.violate("%s evicted %s/%s without the cached pod's UID as precondition", in.name, ev.Namespace, ev.Name)
 	}
@@ -843,6 +951,77 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 	if int(pdb.Status.DisruptionsAllowed)-unseen <= 0 {
 		w.violate("%s evicted %s/%s while its cache shows PDB %s allowing %d disruptions and %d evictions of maintd not yet in it", in.name, ev.Namespace, ev.Name, pk, pdb.Status.DisruptionsAllowed, unseen)
 	}
+}
+
+// campaignOf is the campaign that owns plan p in objs (by name), nil for
+// none.
+func campaignOf(p *api.MaintenancePlan, camps map[string]runtime.Object) *api.MaintenanceCampaign {
+	ref := metav1.GetControllerOf(p)
+	if ref == nil || ref.Kind != "MaintenanceCampaign" {
+		return nil
+	}
+	if o, ok := camps[ref.Name]; ok && o.(*api.MaintenanceCampaign).UID == ref.UID {
+		return o.(*api.MaintenanceCampaign)
+	}
+	return nil
+}
+
+func breakerOpen(c *api.MaintenanceCampaign) bool {
+	return c != nil && c.Status.Breaker != nil && c.Status.Breaker.Open
+}
+
+// checkWave checks an eviction of a pod on the node of a campaign's plan:
+// its campaign's breaker is not open in the instance's caches, and no plan
+// of its wave is still about to cordon, in those caches and on the server
+// (the plans of a wave cordon before any of them evicts, so that no
+// evicted pod lands on a node of the wave). w.mu is held.
+func (w *World) checkWave(in *instance, pod *corev1.Pod) {
+	var mine *api.MaintenancePlan
+	for _, o := range w.s.list(plansR, "", nil) {
+		if p := o.(*api.MaintenancePlan); p.Spec.NodeName == pod.Spec.NodeName && p.Labels[api.CampaignLabel] != "" && p.DeletionTimestamp == nil && drain.HoldsCordon(&p.Status) {
+			mine = p
+		}
+	}
+	if mine == nil {
+		return
+	}
+	if c := campaignOf(mine, in.mirror[campsR]); breakerOpen(c) {
+		w.violate("%s evicted %s/%s for plan %s while its caches showed campaign %s's breaker open (%s)", in.name, pod.Namespace, pod.Name, mine.Name, c.Name, c.Status.Breaker.Reason)
+	}
+	for _, o := range w.s.list(plansR, "", nil) {
+		q := o.(*api.MaintenancePlan)
+		if q.UID == mine.UID || q.Labels[api.CampaignLabel] != mine.Labels[api.CampaignLabel] || q.Labels[api.WaveLabel] != mine.Labels[api.WaveLabel] || q.DeletionTimestamp != nil {
+			continue
+		}
+		cached, ok := in.mirror[plansR][q.Name]
+		if ok && campaign.AboutToCordon(&q.Status) && campaign.AboutToCordon(&cached.(*api.MaintenancePlan).Status) {
+			w.violate("%s evicted %s/%s for plan %s while plan %s of its wave %s was still %s/%s (not yet cordoned)", in.name, pod.Namespace, pod.Name, mine.Name, q.Name, q.Labels[api.WaveLabel], q.Status.Phase, q.Status.Reason)
+		}
+	}
+}
+
+// madePlan checks a plan a campaign made: not while its caches show the
+// pause switch or the campaign's breaker open, and not before every plan
+// of the waves before it is done. w.mu is held.
+func (w *World) madePlan(in *instance, p *api.MaintenancePlan) {
+	// The switch as the instance's caches show it; the breaker as the
+	// campaign's status says, which maintd writes before it makes a wave
+	// (the decision that closes the breaker may make the wave).
+	camps := map[string]runtime.Object{}
+	for _, o := range w.s.list(campsR, "", nil) {
+		camps[keyOf(o)] = o
+	}
+	if w.pausedFor(in) || breakerOpen(campaignOf(p, camps)) {
+		w.violate("%s made plan %s while its caches showed maintenance paused, or its campaign's breaker open", in.name, p.Name)
+	}
+	wave := campaign.WaveOf(p)
+	for _, o := range w.s.list(plansR, "", nil) {
+		q := o.(*api.MaintenancePlan)
+		if q.Labels[api.CampaignLabel] == p.Labels[api.CampaignLabel] && campaign.WaveOf(q) < wave && !drain.Final(&q.Status) && q.DeletionTimestamp == nil {
+			w.violate("%s made plan %s of wave %d while plan %s of wave %d is %s/%s", in.name, p.Name, wave, q.Name, campaign.WaveOf(q), q.Status.Phase, q.Status.Reason)
+		}
+	}
+	w.logf("%s: made plan %s for %s, wave %d", in.name, p.Name, p.Spec.NodeName, wave)
 }
 
 // evicted records what an eviction of maintd did; w.mu is held.
@@ -905,6 +1084,9 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 		return
 	}
 	p, ok := out.(*api.MaintenancePlan)
+	if ok && a.GetVerb() == "create" {
+		w.madePlan(in, p)
+	}
 	if !ok || a.GetSubresource() != "status" {
 		return
 	}
@@ -914,7 +1096,9 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	switch ep := p.Status.EvictionProgress; {
 	case p.Status.Phase == api.Cordoning:
 		if _, ok := w.drainStart[p.UID]; !ok {
-			w.drainStart[p.UID] = w.clock.Now()
+			// The second the status records: the API keeps times to the
+			// second, and the deadline counts from startedAt.
+			w.drainStart[p.UID] = w.clock.Now().Truncate(time.Second)
 			w.replaceable(p)
 		}
 	case ep == nil || ep.Scope == "":
@@ -1040,13 +1224,17 @@ func (w *World) surged(scheduled map[string]bool) {
 // again). w.mu is held.
 func (w *World) pausedPlans(scheduled map[string]bool) {
 	_, err := w.s.get(cmsR, pauseSwitch.Namespace, pauseSwitch.Name)
-	on := err == nil
+	camps := map[string]runtime.Object{}
+	for _, o := range w.s.list(campsR, "", nil) {
+		camps[keyOf(o)] = o
+	}
 	for _, o := range w.s.list(plansR, "", nil) {
 		p := o.(*api.MaintenancePlan)
 		st := p.Status
 		if scheduled[p.Name] || p.DeletionTimestamp != nil || p.Spec.Release || drain.Final(&st) || st.Phase == api.Drained || st.Phase == "" {
 			continue
 		}
+		on := err == nil || breakerOpen(campaignOf(p, camps))
 		switch paused := st.Reason == api.Paused; {
 		case on && !paused:
 			w.violate("plan %s is %s/%s while maintenance is paused", p.Name, st.Phase, st.Reason)
@@ -1256,6 +1444,24 @@ func (w *World) final() {
 		d := o.(*appsv1.Deployment)
 		if got, want := ptrOr(d.Spec.Replicas, 1), w.replicas[d.Name]; d.Annotations[drain.SurgeAnnotation] == "" && got != want {
 			w.violate("Deployment %s has %d replicas once its surges are restored, not %d as people set it", d.Name, got, want)
+		}
+	}
+	for _, o := range w.s.list(campsR, "", nil) {
+		c := o.(*api.MaintenanceCampaign)
+		st := c.Status
+		if st.Reason == "" || st.Message == "" {
+			w.violate("campaign %s ended %s without a reason or message", c.Name, st.Phase)
+		}
+		done := len(st.Nodes) > 0
+		for _, n := range st.Nodes {
+			p, err := w.s.get(plansR, "", campaign.PlanName(c.Name, n))
+			done = done && err == nil && p.(*api.MaintenancePlan).Status.Phase == api.Completed
+		}
+		if done && st.Phase != api.Completed && st.Phase != api.Failed { // Failed: its deadline passed first
+			w.violate("campaign %s is %s/%s while every plan of it is Completed", c.Name, st.Phase, st.Reason)
+		}
+		if c.Spec.Release && st.Phase == api.Drained {
+			w.violate("campaign %s is released and still Drained: %s", c.Name, st.Message)
 		}
 	}
 	for _, o := range w.s.list(plansR, "", nil) {
