@@ -464,4 +464,3 @@ func ownerUIDs(p *api.MaintenancePlan) []types.UID {
 	}
 	return nil
 }
-
