@@ -11,11 +11,19 @@
 #   surge: ten single-replica apps under minAvailable 1 on node-1: maintd
 #          with spec.surge against kubectl drain --timeout=60s
 #          ("## maintd surge").
-# usage: run.sh [drain] [scale] [surge]       (default: all three)
+#   campaign: 1,000 kwok nodes and 30,000 pods: a MaintenanceCampaign over
+#          every tenth node against single plans one after the other
+#          (10 of them, extrapolated) ("## maintd campaign at scale");
+#          not in the default set (it takes most of an hour).
+#   moveonce: TestCampaignMoveOnce (the e2e test) alone, without -race: 20 of
+#          24 nodes as sequential plans, as a campaign in one wave and in 4
+#          waves; fails above 0.5x ("## maintd campaign move-once").
+# usage: run.sh [drain] [scale] [surge] [moveonce] [campaign]   (default: drain scale surge moveonce)
 #   BENCH_N=3          drains per tool (and size)
 #   BENCH_SIZES=10,40  drain: Deployments x 8 replicas (10: 20 pods on node-1, 40: 80)
 #   BENCH_IDLE=60s     scale: the idle window
 #   BIN=dir            use prebuilt binaries (default: make build, then ./bin)
+#   BENCH_CAMPAIGN_NODES=1000, BENCH_SEQUENTIAL=10   campaign: the cluster's size, the single plans timed
 #   BENCH_LOGS=dir     keep maintd's and kubectl's output and each plan (default: a new temp dir, kept)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -27,17 +35,23 @@ if [[ -z "${BIN:-}" ]]; then
 fi
 export BENCH_LOGS="${BENCH_LOGS:-$(mktemp -d /tmp/maintd-bench-logs.XXXXXX)}"
 suites=("$@")
-[[ ${#suites[@]} -eq 0 ]] && suites=(drain scale surge)
+[[ ${#suites[@]} -eq 0 ]] && suites=(drain scale surge moveonce)
 status=0
 for s in "${suites[@]}"; do
 	case "$s" in
 	drain) test=TestDrainVersusKubectl heading="## maintd" ;;
 	scale) test=TestScale heading="## maintd at scale" ;;
 	surge) test=TestSurgeVersusKubectl heading="## maintd surge" ;;
-	*) echo "run.sh: unknown benchmark $s (drain, scale, surge)" >&2; exit 2 ;;
+	campaign) test=TestCampaignScale heading="## maintd campaign at scale" ;;
+	moveonce) test=TestCampaignMoveOnce heading="## maintd campaign move-once" ;;
+	*) echo "run.sh: unknown benchmark $s (drain, scale, surge, moveonce, campaign)" >&2; exit 2 ;;
 	esac
 	out="$tmp/$s.md"
-	(cd "$root/maintd" && BENCH_OUT="$out" go test -tags bench -count=1 -timeout 60m -run "^$test\$" -v ./bench/) || status=1
+	if [[ "$s" == moveonce ]]; then
+		(cd "$root/maintd" && go test -count=1 -timeout 30m -run "^$test\$" -v . -campaign-max-ratio 0.5 -campaign-report "$out") || status=1
+	else
+		(cd "$root/maintd" && BENCH_OUT="$out" go test -tags bench -count=1 -timeout 120m -run "^$test\$" -v ./bench/) || status=1
+	fi
 	if [[ -s "$out" ]]; then
 		python3 "$root/plumbing/bench/section.py" "$root/docs/benchmarks.md" "$heading" "$out"
 		echo "updated docs/benchmarks.md: $heading"

@@ -93,10 +93,10 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	scaleCluster(t, ctx, b)
+	scaleCluster(t, ctx, b, scaleNodes, scaleNamespaces)
 	t.Logf("cluster of %d nodes and %d pods ready in %s", scaleNodes, scaleNamespaces*scaleDeployments*scaleReplicas, time.Since(start).Round(time.Second))
 
-	m := startScaleMaintd(t, ctx, b, kc)
+	m := startScaleMaintd(t, ctx, b, kc, scaleSlots)
 	defer m.stop(t)
 	syncedRSS := m.rss("VmHWM")
 
@@ -208,19 +208,20 @@ func TestScale(t *testing.T) {
 	b.publish(&doc, miss, "Reproduce: `make bench`, or `BENCH_N=%d bash maintd/bench/run.sh scale`.\n", pairs)
 }
 
-// scaleCluster creates the nodes, namespaces, Deployments and PDBs, and
-// waits until every pod is Ready and every PDB allows a disruption.
-func scaleCluster(t *testing.T, ctx context.Context, b *bench) {
+// scaleCluster creates nodes kwok nodes and namespaces of scaleDeployments
+// Deployments of scaleReplicas pods with their PDBs, and waits until every
+// pod is Ready and every PDB allows a disruption.
+func scaleCluster(t *testing.T, ctx context.Context, b *bench, nodes, namespaces int) {
 	t.Helper()
-	names := make([]string, scaleNodes)
+	names := make([]string, nodes)
 	for i := range names {
-		names[i] = fmt.Sprintf("scale-%03d", i+1)
+		names[i] = scaleNode(i + 1)
 	}
 	if err := cp.CreateNodes(ctx, "scale", names...); err != nil {
 		t.Fatal(err)
 	}
 	var m strings.Builder
-	for n := range scaleNamespaces {
+	for n := range namespaces {
 		ns := fmt.Sprintf("scale-%02d", n+1)
 		fmt.Fprintf(&m, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns)
 		for d := range scaleDeployments {
@@ -230,9 +231,9 @@ func scaleCluster(t *testing.T, ctx context.Context, b *bench) {
 	if err := cp.Apply(ctx, []byte(m.String()), map[string]string{}); err != nil {
 		t.Fatal(err)
 	}
-	want := scaleNamespaces * scaleDeployments
+	want := namespaces * scaleDeployments
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 60*time.Minute, true, func(ctx context.Context) (bool, error) {
 		pods, err := b.admin.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0", LabelSelector: "tier=scale"})
 		if err != nil {
 			return false, nil
@@ -260,6 +261,9 @@ func scaleCluster(t *testing.T, ctx context.Context, b *bench) {
 		t.Fatalf("cluster: %s: %v", last, err)
 	}
 }
+
+// scaleNode is the name of the i-th node of the scale cluster, from 1.
+func scaleNode(i int) string { return fmt.Sprintf("scale-%04d", i) }
 
 // scaleMaintd is the maintd process of the scale benchmark.
 type scaleMaintd struct {
@@ -308,7 +312,7 @@ func (m *scaleMaintd) phases() string {
 	return strings.Join(parts, ", ")
 }
 
-func startScaleMaintd(t *testing.T, ctx context.Context, b *bench, kubeconfig string) *scaleMaintd {
+func startScaleMaintd(t *testing.T, ctx context.Context, b *bench, kubeconfig string, slots int) *scaleMaintd {
 	t.Helper()
 	port, err := freePort()
 	if err != nil {
@@ -323,7 +327,7 @@ func startScaleMaintd(t *testing.T, ctx context.Context, b *bench, kubeconfig st
 	t.Cleanup(func() { logf.Close() })
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	m.cmd = exec.Command(filepath.Join(b.bin, "maintd"), "--kubeconfig", kubeconfig, "--selector", runLabel+"=scale",
-		"--max-nodes-in-maintenance", strconv.Itoa(scaleSlots), "--metrics-address", addr)
+		"--max-nodes-in-maintenance", strconv.Itoa(slots), "--metrics-address", addr)
 	m.cmd.Stdout, m.cmd.Stderr = logf, logf
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := m.cmd.Start(); err != nil {

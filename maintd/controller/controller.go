@@ -7,6 +7,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -53,6 +54,7 @@ import (
 	planlisters "github.com/sentinel-go/sentinel/maintd/client/listers/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
 	"github.com/sentinel-go/sentinel/maintd/metrics"
+	"github.com/sentinel-go/sentinel/plumbing/parallel"
 )
 
 // Finalizer holds a plan until its cordon is lifted.
@@ -1084,7 +1086,10 @@ func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec dra
 // read before a cordon takes a slot (the caches, a new leader's above all,
 // may lag): the nodes carrying the cordon of another plan, and those that
 // another plan, created before p, decided to cordon (Cordoning). Of two
-// plans that decided on caches that lagged, the older goes on.
+// plans that decided on caches that lagged, the older goes on. The plans
+// are read live, and the nodes of the plans that hold or are about to hold
+// one, at once, when they could fill the slots; when they could not, the
+// answer is none, as only whether the slots are full matters.
 func (c *Controller) heldLive(ctx context.Context, p *api.MaintenancePlan) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
@@ -1092,28 +1097,59 @@ func (c *Controller) heldLive(ctx context.Context, p *api.MaintenancePlan) ([]st
 	if err != nil {
 		return nil, fmt.Errorf("read the plans before cordoning: %w", err)
 	}
-	held := map[string]bool{}
 	self := false
+	seen := map[string]bool{}
+	var holders []*api.MaintenancePlan
 	for i := range list.Items {
 		o := &list.Items[i]
 		self = self || (o.UID == p.UID && o.DeletionTimestamp == nil)
-		if o.UID == p.UID || !drain.HoldsCordon(&o.Status) || held[o.Spec.NodeName] {
-			continue
-		}
-		node, err := c.cfg.Clients.Core.Nodes().Get(ctx, o.Spec.NodeName, metav1.GetOptions{})
-		switch {
-		case err != nil && !apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("read node %s before cordoning: %w", o.Spec.NodeName, err)
-		case err == nil && node.Annotations[cordon.OwnerAnnotation] == drain.Owner(o):
-			held[node.Name] = true // its cordon landed
-		case o.Status.Phase == api.Cordoning && before(o, p):
-			held[o.Spec.NodeName] = true // its cordon is on its way
+		if o.UID != p.UID && drain.HoldsCordon(&o.Status) && !seen[o.Spec.NodeName] {
+			seen[o.Spec.NodeName] = true
+			holders = append(holders, o)
 		}
 	}
 	if !self {
 		return nil, fmt.Errorf("plan %s is gone or being deleted: not cordoning for it", p.Name)
 	}
-	return sortedKeys(held), nil
+	if len(holders) < c.cfg.MaxNodes {
+		// Even if every one of them holds its node, a slot is free:
+		// nothing to read. (A campaign's wave, sized to the free slots,
+		// cordons tens of nodes at once; reading each other's nodes took
+		// seconds.)
+		return nil, nil
+	}
+	holds := make([]bool, len(holders))
+	errs := make([]error, len(holders))
+	read := func(i int) {
+		o := holders[i]
+		node, err := c.cfg.Clients.Core.Nodes().Get(ctx, o.Spec.NodeName, metav1.GetOptions{})
+		switch {
+		case err != nil && !apierrors.IsNotFound(err):
+			errs[i] = fmt.Errorf("read node %s before cordoning: %w", o.Spec.NodeName, err)
+		case err == nil && node.Annotations[cordon.OwnerAnnotation] == drain.Owner(o):
+			holds[i] = true // its cordon landed
+		case o.Status.Phase == api.Cordoning && before(o, p):
+			holds[i] = true // its cordon is on its way
+		}
+	}
+	if c.cfg.Serial {
+		for i := range holders {
+			read(i)
+		}
+	} else {
+		parallel.Do(len(holders), read)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var held []string
+	for i, o := range holders {
+		if holds[i] {
+			held = append(held, o.Spec.NodeName)
+		}
+	}
+	slices.Sort(held)
+	return held, nil
 }
 
 // applyCordon is cordon.Apply on the live node, bounded by the request

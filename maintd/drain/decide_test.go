@@ -445,7 +445,9 @@ func TestDecide(t *testing.T) {
 				w.cooldown("shop/web", api.BudgetExhausted, now.Add(30*time.Second), "10")
 				w.setPDB("shop/web", func(p *PDB) { p.ResourceVersion = "11" })
 			},
-			want: want{phase: api.Draining, reason: api.BudgetRecovered, message: "allows 1 disruptions again", requeue: time.Nanosecond},
+			// The recovery and the eviction it allows in one write; the
+			// history keeps the recovery (checked below).
+			want: want{phase: api.Draining, reason: api.EvictionRequested, action: Evict, targets: []string{"shop/web-1"}, message: "evicting shop/web-1"},
 		},
 		"cooldown does not end on a stale generation": {
 			setup: func(w *world) {
@@ -462,7 +464,7 @@ func TestDecide(t *testing.T) {
 				ep.Cooldowns = append(ep.Cooldowns, api.Cooldown{PDB: "shop/web", Reason: api.BudgetExhausted,
 					NextActionAt: metav1.NewTime(now.Add(time.Minute)), ResourceVersion: "10", Message: "1 eviction not yet counted"})
 			},
-			want: want{phase: api.Draining, reason: api.BudgetRecovered, message: "allows 1 disruptions again", requeue: time.Nanosecond},
+			want: want{phase: api.Draining, reason: api.EvictionRequested, action: Evict, targets: []string{"shop/web-1"}, message: "evicting shop/web-1"},
 		},
 		"another plan's throttle holds this plan's evictions": {
 			setup: func(w *world) {
@@ -484,7 +486,7 @@ func TestDecide(t *testing.T) {
 				w.cooldown("shop/web", api.PDBStale, now.Add(5*time.Second), "10")
 				w.setPDB("shop/web", func(p *PDB) { p.ResourceVersion, p.Generation, p.ObservedGeneration = "11", 2, 2 })
 			},
-			want: want{phase: api.Draining, reason: api.BudgetRecovered, message: "is processed"},
+			want: want{phase: api.Draining, reason: api.EvictionRequested, action: Evict, targets: []string{"shop/web-1"}, message: "evicting shop/web-1"},
 		},
 		"throttled: the whole API cools down": {
 			setup: func(w *world) {
@@ -707,6 +709,11 @@ func TestDecide(t *testing.T) {
 			}
 			if n := len(d.Status.History); n == 0 || d.Status.History[n-1].Phase != d.Status.Phase || d.Status.History[n-1].Reason != d.Status.Reason {
 				t.Errorf("history does not end with the new phase: %+v", d.Status.History)
+			}
+			if strings.Contains(name, "ends") && tc.want.reason == api.EvictionRequested {
+				if n := len(d.Status.History); n < 2 || d.Status.History[n-2].Reason != api.BudgetRecovered || !strings.Contains(d.Status.History[n-2].Message, "PDB shop/web ") {
+					t.Errorf("the recovery is not in the history before the eviction: %+v", d.Status.History)
+				}
 			}
 			checkInvariants(t, w, d)
 		})

@@ -804,10 +804,16 @@ func SetConditions(st *api.MaintenancePlanStatus, generation int64, now time.Tim
 		if reason == "" {
 			reason = string(st.Phase)
 		}
+		// The message on the conditions that hold: a False one would
+		// repeat it for nothing, and every status write carries them all.
+		msg := ""
+		if on {
+			msg = st.Message
+		}
 		// The injected now, not SetStatusCondition's time.Now, for a new
 		// condition or a flip.
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, ObservedGeneration: generation,
-			Reason: Camel(reason), Message: st.Message, LastTransitionTime: metav1.NewTime(now)})
+			Reason: Camel(reason), Message: msg, LastTransitionTime: metav1.NewTime(now)})
 	}
 	cond(api.ConditionReady, st.Phase == api.Drained || st.Phase == api.Completed)
 	switch st.Phase {

@@ -52,11 +52,6 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		d.set(api.CoolingDown, api.EvictionThrottled, "the API server throttled another plan's eviction: evictions resume at %s", d.f.ThrottledUntil.UTC().Format(time.RFC3339))
 		return
 	}
-	if recovered != "" {
-		d.set(api.Draining, api.BudgetRecovered, "%s", recovered)
-		d.dec.Requeue = time.Nanosecond
-		return
-	}
 	if d.surge(pods) {
 		return
 	}
@@ -144,6 +139,13 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 	}
 	switch {
 	case len(d.dec.Targets) > 0:
+		if recovered != "" {
+			// The moment the budget recovered stays in the history, and
+			// the evictions it allows go in the same write: one write
+			// and one round trip less per round of a drain.
+			d.set(api.Draining, api.BudgetRecovered, "%s", recovered)
+			Remember(&d.st, d.now)
+		}
 		sortTargets(d.dec.Targets)
 		d.dec.Action = Evict
 		names := make([]string, len(d.dec.Targets))
@@ -151,6 +153,11 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 			names[i] = t.Namespace + "/" + t.Name
 		}
 		d.set(api.Draining, api.EvictionRequested, "evicting %s", strings.Join(names, ", "))
+	case recovered != "" && len(waits) == 0:
+		// Nothing picked, nothing else waited on: say what changed, and
+		// look again at once.
+		d.set(api.Draining, api.BudgetRecovered, "%s", recovered)
+		d.dec.Requeue = time.Nanosecond
 	case len(waiting) > 0:
 		d.set(api.Draining, api.WaitingForPodExit, "waiting for %s to exit", strings.Join(waiting, ", "))
 	case len(waits) > 0:

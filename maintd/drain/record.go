@@ -61,7 +61,7 @@ func Record(p *api.MaintenancePlan, st api.MaintenancePlanStatus, answers []Answ
 		st.Phase, st.Reason, st.Message = api.Blocked, r.blocked.Reason, r.blocked.Message
 	case len(r.cooling) > 0:
 		c := r.cooling[0]
-		st.Phase, st.Reason, st.Message = api.CoolingDown, c.Reason, strings.Join(r.messages, "; ")
+		st.Phase, st.Reason, st.Message = api.CoolingDown, c.Reason, r.waits()
 	case r.accepted > 0:
 		st.Phase, st.Reason = api.Draining, api.EvictionAccepted
 		st.Message = fmt.Sprintf("%d evictions accepted: %s", r.accepted, strings.Join(r.names, ", "))
@@ -185,6 +185,22 @@ func (r *recorder) clear(key string) {
 			return
 		}
 	}
+}
+
+// waits says what the plan waits for after the refusals, as Decide says it
+// on its next look (each budget's "namespace/pdb: message", in order), so
+// that the next look has nothing to rewrite.
+func (r *recorder) waits() string {
+	var out []string
+	for _, c := range r.cooling {
+		if c.PDB == GlobalKey {
+			out = append(out, c.Message)
+		} else {
+			out = append(out, c.PDB+": "+c.Message)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(slices.Compact(out), "; ")
 }
 
 // cool starts or extends key's cooldown by wait, capped by maxCooldown.

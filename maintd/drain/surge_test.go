@@ -87,8 +87,10 @@ func TestSurgeMovesThenRestoresOnce(t *testing.T) {
 	v = w.pod("db-1")
 	v.EvictableNow = analyze.Prediction{Allowed: true, Outcome: analyze.OutcomeAccepted, HTTPStatus: http.StatusCreated, Rule: analyze.RuleBudgetAvailable, PDB: "db", UsesBudget: true}
 	now = now.Add(2 * time.Second)
-	w.step(t, now, None, api.BudgetRecovered) // the surge-pending wait ends
-	dec = w.step(t, now, Evict, api.EvictionRequested)
+	dec = w.step(t, now, Evict, api.EvictionRequested) // the surge-pending wait ends, and the eviction goes
+	if h := w.plan.Status.History; len(h) < 2 || h[len(h)-2].Reason != api.BudgetRecovered {
+		t.Errorf("history %+v: want budget-recovered before the eviction", h)
+	}
 	if len(dec.Targets) != 1 || dec.Targets[0].Name != "db-1" {
 		t.Fatalf("targets %+v, want db-1", dec.Targets)
 	}

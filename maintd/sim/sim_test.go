@@ -98,6 +98,7 @@ var fixed = map[int64]string{
 	11: "a budget's cooldown lifted on its timer alone: budget-recovered, then pdb-budget-exhausted again, while nothing changed",
 	// The campaigns'.
 	611: "the deadline invariant timed a drain from a start finer than the second the API records (a campaign's requeue started one between two seconds)",
+	337: "after a refused eviction the next look restated the wait in other words: the status written again while nothing changed",
 	147: "a plan whose campaign was deleted (its plans not yet collected) evicted before the rest of its wave had cordoned",
 	899: "a campaign failed its deadline in the reconcile that opened its breaker: final, never decided again, it held its plans paused forever",
 }

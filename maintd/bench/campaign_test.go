@@ -1,0 +1,166 @@
+//go:build bench
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+)
+
+// campaignSection is this benchmark's part of docs/benchmarks.md.
+const campaignSection = "## maintd campaign at scale"
+
+// TestCampaignScale: a MaintenanceCampaign over every tenth node of a
+// cluster of BENCH_CAMPAIGN_NODES kwok nodes (default 1,000) with 30 pods
+// per node (Deployments of 30 replicas spread one per node, PDB
+// maxUnavailable 1), against single plans drained one after the other
+// (BENCH_SEQUENTIAL of them, extrapolated to the campaign's node count):
+// the makespan, maintd's peak RSS and mean CPU during the campaign, and its
+// CPU and writes while idle after it.
+func TestCampaignScale(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 110*time.Minute)
+	defer cancel()
+	nodes, err := strconv.Atoi(env("BENCH_CAMPAIGN_NODES", "1000"))
+	if err != nil || nodes < 20 || nodes%10 != 0 {
+		t.Fatalf("BENCH_CAMPAIGN_NODES=%q: a multiple of 10, at least 20", os.Getenv("BENCH_CAMPAIGN_NODES"))
+	}
+	seqN, err := strconv.Atoi(env("BENCH_SEQUENTIAL", "10"))
+	if err != nil || seqN < 1 {
+		t.Fatalf("BENCH_SEQUENTIAL=%q", os.Getenv("BENCH_SEQUENTIAL"))
+	}
+	idle, err := time.ParseDuration(env("BENCH_IDLE", "60s"))
+	if err != nil {
+		t.Fatalf("BENCH_IDLE: %v", err)
+	}
+	namespaces := nodes * scaleReplicas / (scaleDeployments * scaleReplicas) // 30 pods per node
+	pods := namespaces * scaleDeployments * scaleReplicas
+	set := nodes / 10
+	b := newBench(t, ctx, "maintd")
+	kc, err := cp.TokenKubeconfig(ctx, "maintd-system", "maintd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	scaleCluster(t, ctx, b, nodes, namespaces)
+	built := time.Since(start)
+	t.Logf("cluster of %d nodes and %d pods ready in %s", nodes, pods, built.Round(time.Second))
+	mc, err := maintenancev1alpha1.NewForConfig(cp.Config(controlplane.Admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	campaigns := mc.MaintenanceCampaigns()
+
+	m := startScaleMaintd(t, ctx, b, kc, set)
+	defer m.stop(t)
+
+	// Sequential single plans, each released before the next, on nodes
+	// outside the campaign's set (node 10k+5).
+	m.during("sequential plans")
+	b.settle(ctx)
+	var seq time.Duration
+	for i := range seqN {
+		node := scaleNode(10*i + 5)
+		t0 := time.Now()
+		b.manyPlans(ctx, []string{node})
+		seq += time.Since(t0)
+	}
+	perNode := seq / time.Duration(seqN)
+
+	// The campaign: every tenth node, released as each is drained.
+	m.during("campaign")
+	b.settle(ctx)
+	auditFrom := b.auditLen()
+	var names []string
+	for i := 1; i <= set; i++ {
+		names = append(names, scaleNode(10*i))
+	}
+	cpu0 := m.cpu()
+	start = time.Now()
+	c := &api.MaintenanceCampaign{ObjectMeta: metav1.ObjectMeta{Name: "scale-campaign", Labels: map[string]string{runLabel: "scale"}},
+		Spec: api.MaintenanceCampaignSpec{Nodes: names, AllowAllWorkloads: true, Release: true, Reason: "benchmark",
+			Breaker: api.Breaker{MaxNotReadyNodes: int32(nodes)}}}
+	if _, err := campaigns.Create(ctx, c, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var done *api.MaintenanceCampaign
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
+		cur, err := campaigns.Get(ctx, c.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		switch cur.Status.Phase {
+		case api.Blocked, api.Failed:
+			return false, fmt.Errorf("campaign %s/%s: %s", cur.Status.Phase, cur.Status.Reason, cur.Status.Message)
+		}
+		done = cur
+		return cur.Status.Phase == api.Completed, nil
+	})
+	if err != nil {
+		t.Fatalf("campaign: %v", err)
+	}
+	makespan := time.Since(start)
+	campaignCPU := (m.cpu() - cpu0) / makespan.Seconds()
+	codes := b.evictionCodes(maintdUser, auditFrom)
+
+	// Idle after the campaign.
+	m.during("idle after")
+	b.settle(ctx)
+	auditFrom = b.auditLen()
+	cpu0 = m.cpu()
+	select {
+	case <-time.After(idle):
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	idleCPU := (m.cpu() - cpu0) / idle.Seconds()
+	idleWrites := b.writesBy(maintdUser, auditFrom)
+	peak := m.rss("VmHWM")
+	m.stop(t)
+
+	extrapolated := perNode * time.Duration(set)
+	ratio := makespan.Seconds() / extrapolated.Seconds()
+	var miss []string
+	check := func(ok bool, what string) {
+		if !ok {
+			miss = append(miss, what)
+		}
+	}
+	check(peak <= 250, fmt.Sprintf("peak RSS %.0f MiB (target <= 250)", peak))
+	check(campaignCPU <= 1, fmt.Sprintf("mean CPU %.2f cores during the campaign (target <= 1)", campaignCPU))
+	check(idleCPU < 0.02, fmt.Sprintf("idle CPU %.2f%% of a core (target < 2%%)", 100*idleCPU))
+	check(idleWrites == 0, fmt.Sprintf("%d writes while idle (target 0)", idleWrites))
+	check(ratio <= 0.5, fmt.Sprintf("campaign %.2fx sequential plans (target <= 0.5x)", ratio))
+
+	var doc strings.Builder
+	fmt.Fprintf(&doc, "%s\n\n", campaignSection)
+	fmt.Fprintf(&doc, "A MaintenanceCampaign over %d of %d kwok nodes (every tenth) on a local control plane with %d pods (%d namespaces x %d\n",
+		set, nodes, pods, namespaces, scaleDeployments)
+	fmt.Fprintf(&doc, "Deployments x %d replicas, at most one replica per node, a PDB with maxUnavailable 1 each; built in %s), maintd run as a\n",
+		scaleReplicas, built.Round(time.Second))
+	fmt.Fprintf(&doc, "process with a TokenRequest token of the shipped ServiceAccount, `--max-nodes-in-maintenance %d` (one wave).\n\n", set)
+	fmt.Fprintf(&doc, "| measure | maintd | target |\n|---|---|---|\n")
+	fmt.Fprintf(&doc, "| campaign of %d nodes, created to Completed (each node released as drained) | %s | |\n", set, makespan.Round(100*time.Millisecond))
+	fmt.Fprintf(&doc, "| %d single plans one after the other (released, next), mean per node | %s | |\n", seqN, perNode.Round(10*time.Millisecond))
+	fmt.Fprintf(&doc, "| %d sequential plans, extrapolated from %d | %s | |\n", set, seqN, extrapolated.Round(time.Second))
+	fmt.Fprintf(&doc, "| campaign / sequential | **%.2fx** | <= 0.5x |\n", ratio)
+	fmt.Fprintf(&doc, "| pods on the campaign's nodes at its start; evictions | %d; %d | |\n", done.Status.Counts.PodsAtStart, done.Status.Counts.Evicted)
+	fmt.Fprintf(&doc, "| campaign: eviction requests by code | %s | no 429 |\n", codes)
+	fmt.Fprintf(&doc, "| campaign: mean CPU | %.2f cores | <= 1 |\n", campaignCPU)
+	fmt.Fprintf(&doc, "| peak RSS from start to SIGTERM (VmHWM) | %.0f MiB | <= 250 MiB |\n", peak)
+	fmt.Fprintf(&doc, "| (highest RSS sampled every 100 ms, MiB, by phase) | (%s) | |\n", m.phases())
+	fmt.Fprintf(&doc, "| idle after the campaign, %s: CPU | %.2f%% of a core | < 2%% |\n", idle, 100*idleCPU)
+	fmt.Fprintf(&doc, "| idle after the campaign, %s: writes to the API | %d | 0 |\n\n", idle, idleWrites)
+	b.publish(&doc, miss, "Reproduce: `bash maintd/bench/run.sh campaign` (BENCH_CAMPAIGN_NODES=%d BENCH_SEQUENTIAL=%d).\n", nodes, seqN)
+}
