@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"runtime"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
