@@ -1,6 +1,6 @@
-// Maintd runs MaintenancePlans: it takes nodes out for maintenance the way
-// an expert would by hand, and stops for a person, with the exact reason,
-// whenever the cluster says no.
+// Maintd runs MaintenancePlans and MaintenanceCampaigns: it takes nodes out
+// for maintenance the way an expert would by hand, and stops for a person,
+// with the exact reason, whenever the cluster says no.
 //
 // A MaintenancePlan (maintenance.sentinel.dev/v1alpha1, cluster-scoped,
 // short name mp) names a node, the workloads whose pods may be evicted (or
@@ -29,9 +29,25 @@
 // downtime: one more replica of its Deployment first, the eviction once the
 // new pod is Ready, then the replica count restored, once.
 //
+// A MaintenanceCampaign (short name mc) takes a set of nodes (a list or a
+// node selector) out together, each pod moved once: before any write it
+// checks that the nodes left schedulable can take the pods to move
+// (insufficient-capacity otherwise), then makes one plan per node, owned by
+// it, a wave as large as the free slots at a time; a wave's plans all
+// cordon before any of them evicts, and the PodDisruptionBudgets set the
+// pace across them. spec.release releases each node as it is drained. Its
+// breaker pauses it (condition Paused, maintd_campaign_paused) while more
+// nodes outside it than breaker.maxNotReadyNodes are NotReady, a pod it
+// moved is not Ready after breaker.podReadyTimeout, or budgets of its
+// namespaces are below their floor, and resumes it once the cause has been
+// clear for breaker.holdDown.
+//
+//	kubectl get mc                          phase, reason, wave, drained/nodes, paused
+//
 // The cluster-wide pause switch is a ConfigMap (--pause-configmap,
 // default maintd-system/maintd-pause): while it exists no plan cordons,
-// evicts or surges (reason paused, condition Paused, maintd_paused 1), and
+// evicts or surges and no campaign starts a wave (reason paused, condition
+// Paused, maintd_paused 1), and
 // its data.reason is shown; deleting it resumes them.
 //
 //	kubectl create configmap maintd-pause -n maintd-system --from-literal=reason='incident 4711'
@@ -52,8 +68,8 @@
 // maintd_plan_phase, maintd_plan_evicted_pods and maintd_plan_pods per
 // plan, maintd_evictions_total by outcome, maintd_cooldown_seconds by reason,
 // maintd_reconcile_duration_seconds, maintd_workqueue_*,
-// maintd_api_requests_total by code, maintd_leader, maintd_paused, Go and process
-// metrics), /healthz and /readyz, and with --profiling Go's profiles
+// maintd_api_requests_total by code, maintd_leader, maintd_paused,
+// maintd_campaign_paused, Go and process metrics), /healthz and /readyz, and with --profiling Go's profiles
 // (/debug/pprof/). With --leader-elect several replicas run
 // and only the holder of a coordination.k8s.io Lease reconciles; the others
 // stand by (maintd_leader 0) and one takes over within the lease duration
@@ -63,7 +79,7 @@
 // each cordon and uncordon, and to each evicted pod, naming the plan and
 // the PodDisruptionBudget that allowed the eviction.
 //
-// In a cluster: kubectl apply -k maintd/deploy --server-side (the CRD, a
+// In a cluster: kubectl apply -k maintd/deploy --server-side (the CRDs, a
 // ServiceAccount with least privilege, two replicas with leader election);
 // docs/maintd.md in the repository describes it.
 //
