@@ -536,17 +536,32 @@ func (e env) setNodeReady(t *testing.T, ctx context.Context, name string, ready 
 	if ready {
 		status = corev1.ConditionTrue
 	}
-	for {
-		n, err := nodes.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+	e.updateNode(t, ctx, name, true, func(n *corev1.Node) {
 		for i := range n.Status.Conditions {
 			if c := &n.Status.Conditions[i]; c.Type == corev1.NodeReady {
 				c.Status, c.Reason, c.LastTransitionTime, c.LastHeartbeatTime = status, "SentinelTest", metav1.Now(), metav1.Now()
 			}
 		}
-		if _, err := nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{}); err == nil {
+	})
+}
+
+// updateNode reads node name, changes it with change and writes it (its
+// status when status is set), again on a conflict.
+func (e env) updateNode(t *testing.T, ctx context.Context, name string, status bool, change func(*corev1.Node)) {
+	t.Helper()
+	nodes := e.admin.CoreV1().Nodes()
+	for {
+		n, err := nodes.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		change(n)
+		if status {
+			_, err = nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		} else {
+			_, err = nodes.Update(ctx, n, metav1.UpdateOptions{})
+		}
+		if err == nil {
 			return
 		} else if !apierrors.IsConflict(err) {
 			t.Fatal(err)
@@ -557,23 +572,13 @@ func (e env) setNodeReady(t *testing.T, ctx context.Context, name string, ready 
 // taint adds or removes a NoSchedule taint no pod tolerates.
 func (e env) taint(t *testing.T, ctx context.Context, name string, on bool) {
 	t.Helper()
-	nodes := e.admin.CoreV1().Nodes()
-	for {
-		n, err := nodes.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sick := corev1.Taint{Key: "sentinel.dev/sick", Effect: corev1.TaintEffectNoSchedule}
+	sick := corev1.Taint{Key: "sentinel.dev/sick", Effect: corev1.TaintEffectNoSchedule}
+	e.updateNode(t, ctx, name, false, func(n *corev1.Node) {
 		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == sick.Key })
 		if on {
 			n.Spec.Taints = append(n.Spec.Taints, sick)
 		}
-		if _, err := nodes.Update(ctx, n, metav1.UpdateOptions{}); err == nil {
-			return
-		} else if !apierrors.IsConflict(err) {
-			t.Fatal(err)
-		}
-	}
+	})
 }
 
 // TestCampaignRestart: maintd is killed (SIGKILL) at random points of a
