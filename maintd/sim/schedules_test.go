@@ -252,6 +252,41 @@ var schedules = map[string]struct {
 			w.mu.Unlock()
 		},
 	},
+	"14 a campaign's breaker holds its plans, and its close lets them go on": {
+		// A campaign over node-1 and node-2, one wave, released as its
+		// nodes drain; three pods of one budget that allows one disruption
+		// at a time, one per node. Once the first is evicted, node-3 (not
+		// the campaign's) goes NotReady, more than maxNotReadyNodes 0: the
+		// next eviction, which its budget allows, must wait until node-3 is
+		// Ready again and the hold-down has passed; then the campaign
+		// completes.
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 3, PDB: "max1"}},
+			Campaign: &api.MaintenanceCampaignSpec{Nodes: []string{"node-1", "node-2"}, AllowAllWorkloads: true, Release: true,
+				Breaker: api.Breaker{MaxNotReadyNodes: 0, PodReadyTimeout: &metav1.Duration{Duration: time.Hour}, HoldDown: &metav1.Duration{Duration: time.Minute}}}},
+		maxNodes: 2,
+		path: []string{"made plan fleet-node-1", "made plan fleet-node-2", "evict shop/app1-5d8f-0 -> 201", "node node-3: Ready False",
+			"is paused by its breaker", "node node-3: Ready True", "evict shop/app1-5d8f-1 -> 201", "Completed on fleet:"},
+		run: func(w *World) {
+			for i := 0; i < 20 && !strings.Contains(w.Trace(), "evict shop/app1-5d8f-0 -> 201"); i++ {
+				w.mu.Lock()
+				w.cluster()
+				w.mu.Unlock()
+				w.rounds(1, time.Second, resources...)
+			}
+			w.mu.Lock()
+			w.setReady("node-3", corev1.ConditionFalse)
+			w.mu.Unlock()
+			for range 10 {
+				w.mu.Lock()
+				w.cluster()
+				w.mu.Unlock()
+				w.rounds(1, 10*time.Second, resources...)
+			}
+			w.mu.Lock()
+			w.setReady("node-3", corev1.ConditionTrue)
+			w.mu.Unlock()
+		},
+	},
 	"9 slots are counted across selectors": {
 		// Two maintd with --selector team=a and team=b, one slot each: the
 		// slot is cluster-wide, so b's plan waits while a's holds a node.
