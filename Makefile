@@ -86,7 +86,7 @@ $(CODE_GEN)/%:
 
 .PHONY: test
 test: deps kube-bins build check-generated ## unit, golden, control-plane e2e (-race), fuzz (bounded), demo
-	@for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test -race -count=1 -timeout 30m ./...); done
+	@for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test -race -count=1 -timeout 45m ./...); done
 	@echo "== maintd simulation, $(SEEDS) seeds"; $(MAKE) --no-print-directory sim SEEDS=$(SEEDS)
 	@FUZZPARALLEL=$(FUZZPARALLEL) FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) .ci/fuzz.sh $(TEST_FUZZTIME) $(MODULES)
 	@$(MAKE) --no-print-directory demo

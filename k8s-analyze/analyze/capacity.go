@@ -104,7 +104,7 @@ func Capacity(s *view.Snapshot, nodes []string, opts Options) (*CapacityReport, 
 		}
 		var pl placement
 		pl.resetSet(in, at)
-		free, schedulable, known := p.free(&pl)
+		free, schedulable, known := p.free(&pl, nil)
 		r.Schedulable = schedulable
 		if known {
 			f := resourcesOf(free)
@@ -112,11 +112,12 @@ func Capacity(s *view.Snapshot, nodes []string, opts Options) (*CapacityReport, 
 		}
 		if r.Pods > 0 {
 			all := slices.Concat(leave...)
-			p.placeRun(&pl, len(all), func(k int) leaving { return all[k] }, &capacityWords, func(demand view.Resources) string {
+			p.placeRun(&pl, len(all), func(k int) leaving { return all[k] }, &capacityWords, func(demand view.Resources, eligible []bool) string {
+				free, nodes, known := p.free(&pl, eligible)
 				if !known {
 					return ""
 				}
-				return capacityShortfall(r.Pods, schedulable, demand, free)
+				return capacityShortfall(r.Pods, nodes, demand, free)
 			}, &cs)
 		}
 	}

@@ -327,3 +327,20 @@ func TestCapacityOfOneNode(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityCountsOnlyWhereThePodsMayGo: the room that counts is on the
+// nodes the pods to move may go to. Two pods of 3 CPUs pinned to pool a
+// leave n1; n2 (pool a, 4 CPUs) takes one; n4 has 64 CPUs free but is not
+// in pool a: the verdict is never, insufficient-capacity, naming n2's room
+// alone (counted over every node, the room of n4 made it an unknown
+// first fit).
+func TestCapacityCountsOnlyWhereThePodsMayGo(t *testing.T) {
+	nodes := fnode("n1", "pool: a", "") + fnode("n2", "pool: a", "") + fnode("n4", "", `, status: {allocatable: {cpu: "64", memory: 64Gi, pods: "110"}}`)
+	pinned := ", nodeSelector: {pool: a}"
+	pods := cpuPod("p", "n1", "3", pinned) + cpuPod("q", "n1", "3", pinned)
+	got := capacityOf(t, fbuild(t, nodes, map[string]string{"pods": pods}), "n1")
+	if got.Verdict != VerdictNever || len(got.Causes) != 1 || got.Causes[0].Reason != ReasonNoCapacity ||
+		!strings.Contains(got.Causes[0].Message, "the 2 pods to move request 6000m cpu and the 1 schedulable node outside the set has 4000m free in all") {
+		t.Errorf("capacity: %s %+v", got.Verdict, got.Causes)
+	}
+}

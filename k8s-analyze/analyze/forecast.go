@@ -437,14 +437,14 @@ func (a *analyzer) placeAll(n *view.Node, items []item, pl *placement, cs *cause
 	p.placeRun(pl, len(items), func(k int) leaving {
 		it := &items[k]
 		return leaving{pod: it.st.pod, top: it.top, node: pl.drained, placed: it.placed}
-	}, &forecastWords, func(demand view.Resources) string { return p.shortfall(pl, demand) }, cs)
+	}, &forecastWords, func(demand view.Resources, eligible []bool) string { return p.shortfall(pl, demand, eligible) }, cs)
 }
 
 // shortfall says which resource the other schedulable nodes of the snapshot
 // have too little of, free in total, for demand ("" when each suffices, or
 // a node's allocatable is not known).
-func (p *placer) shortfall(pl *placement, demand view.Resources) string {
-	free, _, known := p.free(pl)
+func (p *placer) shortfall(pl *placement, demand view.Resources, eligible []bool) string {
+	free, _, known := p.free(pl, eligible)
 	if !known {
 		return ""
 	}

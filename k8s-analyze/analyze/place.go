@@ -1020,7 +1020,7 @@ var forecastWords = placeWords{elsewhere: "any other node", another: "another no
 // or judged to cs: shortfall says which resource the candidates lack in
 // total for demand, the requests of every replacement ("" when none, or
 // when that cannot be told).
-func (p *placer) placeRun(pl *placement, n int, at func(int) leaving, words *placeWords, shortfall func(demand view.Resources) string, cs *causes) {
+func (p *placer) placeRun(pl *placement, n int, at func(int) leaving, words *placeWords, shortfall func(demand view.Resources, eligible []bool) string, cs *causes) {
 	type failed struct {
 		pod *view.Pod
 		top *owner
@@ -1068,7 +1068,17 @@ func (p *placer) placeRun(pl *placement, n int, at func(int) leaving, words *pla
 		}
 	}
 	if len(firstFit) > 0 {
-		if short := shortfall(demand); short != "" {
+		// The room that counts is on the nodes these replacements may go
+		// to (their node selection and taints), not on every node.
+		eligible := make([]bool, len(p.nodes))
+		for _, l := range firstFit {
+			w := &pl.want
+			p.wantOf(l.pod, w)
+			for i, node := range p.nodes {
+				eligible[i] = eligible[i] || (w.selects(node) && w.tolerated(node))
+			}
+		}
+		if short := shortfall(demand, eligible); short != "" {
 			for _, l := range firstFit {
 				note(ReasonNoCapacity, l, short)
 			}
@@ -1102,13 +1112,14 @@ func (p *placer) placeRun(pl *placement, n int, at func(int) leaving, words *pla
 	}
 }
 
-// free sums, over the schedulable nodes pl does not drain, what is free on
-// each (allocatable less the requests of its pods, at least 0): nodes is
-// how many they are, known false when one has no status.allocatable.
-func (p *placer) free(pl *placement) (free view.Resources, nodes int, known bool) {
+// free sums, over the schedulable nodes pl does not drain (of those
+// eligible marks, when it is not nil), what is free on each (allocatable
+// less the requests of its pods, at least 0): nodes is how many they are,
+// known false when one has no status.allocatable.
+func (p *placer) free(pl *placement, eligible []bool) (free view.Resources, nodes int, known bool) {
 	known = true
 	for i, n := range p.nodes {
-		if n.Spec.Unschedulable || pl.drains(i) {
+		if n.Spec.Unschedulable || pl.drains(i) || (eligible != nil && !eligible[i]) {
 			continue
 		}
 		nodes++

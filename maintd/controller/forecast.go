@@ -21,8 +21,10 @@ import (
 // Reaction is the control plane's reaction at each step of a drain that
 // the forecasts count (analyze.ForecastOptions.Reaction): measured on the
 // local control plane (docs/benchmarks.md, "Forecast accuracy"), where a
-// round took about half a second more than its replacement's time to Ready.
-const Reaction = 500 * time.Millisecond
+// round took about 0.3 s more than its replacement's time to Ready once a
+// recovered budget and the evictions it allows went in one write (0.5 s
+// before).
+const Reaction = 300 * time.Millisecond
 
 // clear0 empties pods, keeping its room and dropping what it pointed to.
 func clear0(pods []view.Pod) []view.Pod {
