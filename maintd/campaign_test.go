@@ -386,7 +386,7 @@ func TestCampaignCapacity(t *testing.T) {
 // 5 s, a resume within 5 s of the recovery plus the hold-down, and in the
 // end the campaign completes.
 func TestCampaignBreaker(t *testing.T) {
-	const holdDown, readyTimeout = 3 * time.Second, 4 * time.Second
+	const holdDown, readyTimeout = 3 * time.Second, 10 * time.Second
 	for _, tc := range []struct {
 		name   string
 		reason string
