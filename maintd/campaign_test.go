@@ -162,6 +162,19 @@ func (e env) nothingCordoned(t *testing.T, ctx context.Context) {
 	}
 }
 
+// movedOnceAndClean checks the end of a campaign: no pod UID evicted twice,
+// no eviction answered 429, no node of e's pool left cordoned.
+func (e env) movedOnceAndClean(t *testing.T, ctx context.Context) {
+	t.Helper()
+	for uid, n := range e.accepted(t) {
+		if n > 1 {
+			t.Errorf("pod %s evicted %d times", uid, n)
+		}
+	}
+	e.no429(t)
+	e.nothingCordoned(t, ctx)
+}
+
 // nodeNames are e's nodes first..last.
 func (e env) nodeNames(first, last int) []string {
 	var out []string
@@ -514,13 +527,7 @@ func TestCampaignBreaker(t *testing.T) {
 			if b := done.Status.Breaker; tc.reason != "paused" && (b == nil || b.Trips != 1) {
 				t.Errorf("breaker %+v, want 1 trip", b)
 			}
-			for uid, n := range e.accepted(t) {
-				if n > 1 {
-					t.Errorf("pod %s evicted %d times", uid, n)
-				}
-			}
-			e.no429(t)
-			e.nothingCordoned(t, ctx)
+			e.movedOnceAndClean(t, ctx)
 			m.stop(t)
 		})
 	}
@@ -642,13 +649,7 @@ func TestCampaignRestart(t *testing.T) {
 	if kills < 5 {
 		t.Errorf("the campaign completed after %d kills, want at least 5", kills)
 	}
-	for uid, n := range e.accepted(t) {
-		if n > 1 {
-			t.Errorf("pod %s evicted %d times", uid, n)
-		}
-	}
-	e.no429(t)
-	e.nothingCordoned(t, ctx)
+	e.movedOnceAndClean(t, ctx)
 	m.stop(t)
 }
 
