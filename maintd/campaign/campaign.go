@@ -8,6 +8,7 @@ package campaign
 import (
 	"cmp"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -152,15 +153,9 @@ func PlanName(campaign, node string) string {
 	if len(name) <= 253 {
 		return name
 	}
-	return name[:240] + "-" + strconv.FormatUint(uint64(hash(name)), 36)
-}
-
-func hash(s string) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint32(s[i])) * 16777619
-	}
-	return h
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return name[:240] + "-" + strconv.FormatUint(uint64(h.Sum32()), 36)
 }
 
 // WaveOf is a plan's wave (0: not a campaign's plan).

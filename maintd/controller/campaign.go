@@ -217,8 +217,7 @@ func (c *Controller) releasePlan(ctx context.Context, m *api.MaintenanceCampaign
 }
 
 func ownedBy(p *api.MaintenancePlan, uid types.UID) bool {
-	ref := metav1.GetControllerOf(p)
-	return ref != nil && ref.UID == uid
+	return uid != "" && controllerOf(p) == uid
 }
 
 // campaignPlans are the plans a campaign owns, the newest versions this
@@ -446,7 +445,7 @@ func (c *Controller) campaignOf(p *api.MaintenancePlan) *api.MaintenanceCampaign
 func waveOf(p *api.MaintenancePlan, byName map[string]*api.MaintenancePlan) *drain.Wave {
 	w := &drain.Wave{Campaign: p.Labels[api.CampaignLabel], Number: campaign.WaveOf(p)}
 	for _, o := range byName {
-		if o.Labels[api.CampaignLabel] != w.Campaign || campaign.WaveOf(o) != w.Number || !slices.Equal(ownerUIDs(o), ownerUIDs(p)) {
+		if o.Labels[api.CampaignLabel] != w.Campaign || campaign.WaveOf(o) != w.Number || controllerOf(o) != controllerOf(p) {
 			continue
 		}
 		w.Nodes++
@@ -458,9 +457,11 @@ func waveOf(p *api.MaintenancePlan, byName map[string]*api.MaintenancePlan) *dra
 	return w
 }
 
-func ownerUIDs(p *api.MaintenancePlan) []types.UID {
+// controllerOf is the UID of a plan's controller (its campaign), "" for
+// none.
+func controllerOf(p *api.MaintenancePlan) types.UID {
 	if ref := metav1.GetControllerOf(p); ref != nil {
-		return []types.UID{ref.UID}
+		return ref.UID
 	}
-	return nil
+	return ""
 }
