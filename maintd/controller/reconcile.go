@@ -1,0 +1,271 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
+	"github.com/sentinel-go/sentinel/plumbing/parallel"
+)
+
+// Reconcile runs one plan once: read, decide, persist, act, record. It
+// returns when to run it again without an event.
+func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration, error) {
+	if campaign, ok := strings.CutPrefix(name, campaignKey); ok {
+		return c.reconcileCampaign(ctx, campaign)
+	}
+	cached, err := c.plans.Get(name)
+	if apierrors.IsNotFound(err) {
+		c.mu.Lock()
+		delete(c.superseded, name)
+		delete(c.forecasts, name)
+		c.mu.Unlock()
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !c.selects(cached) || c.behind(cached) {
+		return 0, nil
+	}
+	p := cached.DeepCopy()
+	if p.DeletionTimestamp != nil {
+		return 0, c.finalize(ctx, p)
+	}
+	if !hasFinalizer(p) {
+		p.Finalizers = append(p.Finalizers, Finalizer)
+		rv := p.ResourceVersion
+		tctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		p, err = c.cfg.Plans.Update(tctx, p, metav1.UpdateOptions{})
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("add finalizer: %w", err)
+		}
+		c.wrote(p, rv)
+	}
+	dec, p, now, err := c.decide(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	switch dec.Action {
+	case drain.Cordon, drain.Uncordon:
+		err = c.cordon(ctx, p, dec, now)
+	case drain.Evict, drain.DryRunEvict:
+		err = c.evict(ctx, p, dec)
+	case drain.Scale:
+		err = c.scale(ctx, p, dec)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return dec.Requeue, nil
+}
+
+// decide reads the facts and decides, one plan at a time, then persists the
+// decision. What a plan decided (a slot it takes, the evictions it is about
+// to send) is in inflight before the next plan reads its facts, and until
+// its status is written (or the write failed); no API call is made while
+// the decisions are serialised, so one slow write stalls no other plan.
+func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan) (drain.Decision, *api.MaintenancePlan, time.Time, error) {
+	c.slot.Lock()
+	now := c.cfg.Now()
+	f, err := c.facts(p, now)
+	if err != nil {
+		c.slot.Unlock()
+		return drain.Decision{}, nil, now, err
+	}
+	dec := drain.Decide(f, p, now)
+	changed := !apiequality.Semantic.DeepEqual(p.Status, dec.Status)
+	if changed {
+		q := p.DeepCopy()
+		q.Status = dec.Status
+		c.mu.Lock()
+		c.inflight[p.Name] = q
+		c.mu.Unlock()
+	}
+	c.slot.Unlock()
+	if !changed {
+		return dec, p, now, nil
+	}
+	out, err := c.persist(ctx, p, dec.Status)
+	c.mu.Lock()
+	delete(c.inflight, p.Name)
+	c.mu.Unlock()
+	return dec, out, now, err
+}
+
+func hasFinalizer(p *api.MaintenancePlan) bool {
+	for _, f := range p.Finalizers {
+		if f == Finalizer {
+			return true
+		}
+	}
+	return false
+}
+
+// cordon cordons or uncordons the node through package cordon, guarded by the
+// node's UID and the owner annotation, as read live. A released plan is
+// Completed from that live answer, never from the cache (which may not yet
+// show a cordon that just landed); a cordon that another owner won is
+// Blocked from it at once.
+func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec drain.Decision, now time.Time) error {
+	if dec.Action == drain.Cordon {
+		held, err := c.heldLive(ctx, p)
+		if err != nil {
+			return err
+		}
+		if len(held) >= c.cfg.MaxNodes {
+			return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
+				return drain.SlotTaken(p, st, held, c.cfg.MaxNodes, c.cfg.Now())
+			})
+		}
+	}
+	req := cordon.Request{Owner: dec.Owner, Reason: dec.Reason, ExpectUID: dec.NodeUID, Uncordon: dec.Action == drain.Uncordon}
+	res, err := c.applyCordon(ctx, p.Spec.NodeName, req, now)
+	if err != nil {
+		return err
+	}
+	c.cfg.Log.Info("cordon", "plan", p.Name, "node", res.Node, "action", res.Action, "observed", res.Observed, "message", res.Message)
+	if c.cfg.Events != nil && res.Action.Writes() {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: res.Node, UID: res.NodeUID}}
+		node.Kind, node.APIVersion = "Node", "v1"
+		c.cfg.Events.Eventf(node, p, corev1.EventTypeNormal, string(res.Action), string(dec.Action), "%s (plan %s)", res.Message, p.Name)
+	}
+	switch {
+	case dec.Action == drain.Uncordon:
+		return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
+			return drain.Uncordoned(p, st, res.Message, c.cfg.Now())
+		})
+	case res.Action == cordon.Occupied || res.Action == cordon.UIDMismatch:
+		return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
+			return drain.CordonLost(p, st, res.Message, c.cfg.Now())
+		})
+	}
+	return nil
+}
+
+// heldLive is the nodes in maintenance as the API server shows them now,
+// read before a cordon takes a slot (the caches, a new leader's above all,
+// may lag): the nodes carrying the cordon of another plan, and those that
+// another plan, created before p, decided to cordon (Cordoning). Of two
+// plans that decided on caches that lagged, the older goes on. The plans
+// are read live, and the nodes of the plans that hold or are about to hold
+// one, at once, when they could fill the slots; when they could not, the
+// answer is none, as only whether the slots are full matters.
+func (c *Controller) heldLive(ctx context.Context, p *api.MaintenancePlan) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	list, err := c.cfg.Plans.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read the plans before cordoning: %w", err)
+	}
+	self := false
+	seen := map[string]bool{}
+	var holders []*api.MaintenancePlan
+	for i := range list.Items {
+		o := &list.Items[i]
+		self = self || (o.UID == p.UID && o.DeletionTimestamp == nil)
+		if o.UID != p.UID && drain.HoldsCordon(&o.Status) && !seen[o.Spec.NodeName] {
+			seen[o.Spec.NodeName] = true
+			holders = append(holders, o)
+		}
+	}
+	if !self {
+		return nil, fmt.Errorf("plan %s is gone or being deleted: not cordoning for it", p.Name)
+	}
+	if len(holders) < c.cfg.MaxNodes {
+		// Even if every one of them holds its node, a slot is free:
+		// nothing to read. (A campaign's wave, sized to the free slots,
+		// cordons tens of nodes at once; reading each other's nodes took
+		// seconds.)
+		return nil, nil
+	}
+	holds := make([]bool, len(holders))
+	errs := make([]error, len(holders))
+	read := func(i int) {
+		o := holders[i]
+		node, err := c.cfg.Clients.Core.Nodes().Get(ctx, o.Spec.NodeName, metav1.GetOptions{})
+		switch {
+		case err != nil && !apierrors.IsNotFound(err):
+			errs[i] = fmt.Errorf("read node %s before cordoning: %w", o.Spec.NodeName, err)
+		case err == nil && node.Annotations[cordon.OwnerAnnotation] == drain.Owner(o):
+			holds[i] = true // its cordon landed
+		case o.Status.Phase == api.Cordoning && before(o, p):
+			holds[i] = true // its cordon is on its way
+		}
+	}
+	if c.cfg.Serial {
+		for i := range holders {
+			read(i)
+		}
+	} else {
+		parallel.Do(len(holders), read)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var held []string
+	for i, o := range holders {
+		if holds[i] {
+			held = append(held, o.Spec.NodeName)
+		}
+	}
+	slices.Sort(held)
+	return held, nil
+}
+
+// applyCordon is cordon.Apply on the live node, bounded by the request
+// timeout; a node that does not exist has nothing to lift (nil, nil for an
+// uncordon).
+func (c *Controller) applyCordon(ctx context.Context, node string, req cordon.Request, now time.Time) (*cordon.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	nodes := c.cfg.Clients.Core.Nodes()
+	if _, err := nodes.Get(ctx, node, metav1.GetOptions{}); apierrors.IsNotFound(err) && req.Uncordon {
+		return &cordon.Result{Node: node, Action: cordon.NotCordoned, Message: "node " + node + " does not exist"}, nil
+	}
+	return cordon.Apply(ctx, nodes, node, req, now)
+}
+
+// finalize lifts this plan's cordon through a live cordon.Apply (which
+// removes only this plan's own cordon), then releases the plan.
+func (c *Controller) finalize(ctx context.Context, p *api.MaintenancePlan) error {
+	if !hasFinalizer(p) {
+		return nil
+	}
+	if err := c.restoreSurges(ctx, p); err != nil {
+		return fmt.Errorf("restore the surges on delete: %w", err)
+	}
+	req := cordon.Request{Owner: drain.Owner(p), Uncordon: true}
+	res, err := c.applyCordon(ctx, p.Spec.NodeName, req, c.cfg.Now())
+	if err != nil {
+		return fmt.Errorf("uncordon on delete: %w", err)
+	}
+	c.cfg.Log.Info("plan deleted: uncordon", "plan", p.Name, "node", p.Spec.NodeName, "action", res.Action)
+	kept := p.Finalizers[:0]
+	for _, f := range p.Finalizers {
+		if f != Finalizer {
+			kept = append(kept, f)
+		}
+	}
+	p.Finalizers = kept
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	if _, err := c.cfg.Plans.Update(ctx, p, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove finalizer: %w", err)
+	}
+	return nil
+}
+
+func isConflict(err error) bool { return apierrors.IsConflict(err) }

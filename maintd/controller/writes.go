@@ -1,0 +1,124 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+)
+
+// CatchUp reads the plans live before the first decision: a standby's warm
+// caches may not show yet what the last leader wrote. A plan whose cached
+// version is older is decided on the live one until the cache shows it
+// (as after this controller's own writes: newest, behind). It retries until
+// ctx ends.
+func (c *Controller) CatchUp(ctx context.Context) error {
+	for {
+		lctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		list, err := c.cfg.Plans.List(lctx, metav1.ListOptions{})
+		cancel()
+		if err == nil {
+			alive := map[string]bool{}
+			for i := range list.Items {
+				live := &list.Items[i]
+				alive[live.Name] = true
+				cached, err := c.plans.Get(live.Name)
+				if err == nil && cached.UID == live.UID && cached.ResourceVersion != live.ResourceVersion {
+					c.wrote(live, cached.ResourceVersion)
+				}
+			}
+			cached, err := c.plans.List(labels.Everything())
+			if err != nil {
+				return err
+			}
+			c.mu.Lock()
+			for _, p := range cached {
+				if !alive[p.Name] {
+					// Gone: decided on by nobody until the cache drops it.
+					c.superseded[p.Name] = write{over: map[string]bool{p.ResourceVersion: true}}
+				}
+			}
+			c.mu.Unlock()
+			return nil
+		}
+		c.cfg.Log.Error("catch up with the plans", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// persist writes the status; a conflict is an error, and the plan is read
+// again and decided again.
+func (c *Controller) persist(ctx context.Context, p *api.MaintenancePlan, st api.MaintenancePlanStatus) (*api.MaintenancePlan, error) {
+	before := p.Status
+	p = p.DeepCopy()
+	p.Status = st
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	out, err := c.cfg.Plans.UpdateStatus(ctx, p, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("update status: %w", err)
+	}
+	c.wrote(out, p.ResourceVersion)
+	c.changed(out, before, st)
+	return out, nil
+}
+
+// write is a plan as this controller wrote it over version rv.
+type write struct {
+	// over are the versions this controller wrote over, one write after
+	// the other: a cache that holds one of them is behind plan.
+	over map[string]bool
+	plan *api.MaintenancePlan
+}
+
+// wrote notes that this controller replaced version rv of a plan with out.
+func (c *Controller) wrote(out *api.MaintenancePlan, rv string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w, ok := c.superseded[out.Name]
+	if !ok || w.plan == nil || w.plan.ResourceVersion != rv || w.plan.UID != out.UID {
+		w = write{over: map[string]bool{}}
+	}
+	w.over[rv], w.plan = true, out
+	c.superseded[out.Name] = w
+}
+
+// newest is the newest of a cached plan, what this controller wrote over it
+// and what it decided and is writing; c.mu is held.
+func (c *Controller) newest(cached *api.MaintenancePlan) *api.MaintenancePlan {
+	if d, ok := c.inflight[cached.Name]; ok && d.UID == cached.UID {
+		return d
+	}
+	if w, ok := c.superseded[cached.Name]; ok && w.over[cached.ResourceVersion] && w.plan != nil {
+		return w.plan
+	}
+	return cached
+}
+
+// deleted reports whether a cached plan is known to be deleted (CatchUp read
+// the plans live and did not find it); c.mu is held.
+func (c *Controller) deleted(cached *api.MaintenancePlan) bool {
+	w, ok := c.superseded[cached.Name]
+	return ok && w.plan == nil && w.over[cached.ResourceVersion]
+}
+
+// behind reports whether the cached plan is a version this controller has
+// already written over; once the cache has moved on, the note goes.
+func (c *Controller) behind(cached *api.MaintenancePlan) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w, ok := c.superseded[cached.Name]
+	if ok && !w.over[cached.ResourceVersion] {
+		delete(c.superseded, cached.Name)
+		return false
+	}
+	return ok
+}
