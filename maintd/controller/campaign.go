@@ -256,11 +256,13 @@ func (c *Controller) campaignFacts(m *api.MaintenanceCampaign, now time.Time) (c
 		return f, fmt.Errorf("list plans: %w", err)
 	}
 	c.mu.Lock()
+	byName := map[string]*api.MaintenancePlan{}
 	for _, p := range all {
-		if q := c.newest(p); drain.HoldsCordon(&q.Status) && !c.deleted(p) {
-			f.Holders++
+		if !c.deleted(p) {
+			byName[p.Name] = c.newest(p)
 		}
 	}
+	f.Holders = len(c.held(byName))
 	c.mu.Unlock()
 	if running(m) {
 		if f.Sick, err = c.sickness(m, f.Nodes); err != nil {

@@ -23,6 +23,7 @@ import (
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/campaign"
 	"github.com/sentinel-go/sentinel/maintd/drain"
+	"github.com/sentinel-go/sentinel/maintd/slots"
 )
 
 // facts reads what Decide needs from the informer caches: the node, its pods
@@ -114,36 +115,14 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// The maintenance slots in use, cluster-wide: the nodes whose owner
-	// annotation names a plan that exists (the annotation is the truth
-	// about who holds a cordon), and the cordons other plans decided and
-	// have not yet made (their persisted or in-flight intent).
 	byName := map[string]*api.MaintenancePlan{}
 	for _, o := range plans {
 		if !c.deleted(o) {
 			byName[o.Name] = c.newest(o)
 		}
 	}
-	held := map[string]bool{}
-	for _, owner := range c.nodeIndex.ListIndexFuncValues(byOwner) {
-		name, uid, _ := drain.ParseOwner(owner)
-		if o := byName[name]; o == nil || o.UID != uid || o.UID == p.UID {
-			continue
-		}
-		nodes, err := c.nodeIndex.ByIndex(byOwner, owner)
-		if err != nil {
-			return f, fmt.Errorf("nodes of %s: %w", owner, err)
-		}
-		for _, n := range nodes {
-			held[n.(*corev1.Node).Name] = true
-		}
-	}
-	for _, o := range byName {
-		if o.UID != p.UID && o.Status.Phase == api.Cordoning {
-			held[o.Spec.NodeName] = true
-		}
-	}
-	f.Holders = len(held)
+	// The maintenance slots the other plans take, cluster-wide.
+	f.Holders = len(slots.Others(c.held(byName), p))
 	f.ThrottledUntil = c.throttledUntil
 	f.Pause = c.pauseFacts()
 	if m := c.campaignOf(p); m != nil {
@@ -178,6 +157,19 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 	}
 	slices.Sort(f.Rivals)
 	return f, nil
+}
+
+// held is the nodes in maintenance as the caches show them, with the plans
+// byName (the newest versions this controller knows; c.mu is held).
+func (c *Controller) held(byName map[string]*api.MaintenancePlan) []slots.Holder {
+	owners := map[string]string{}
+	for _, owner := range c.nodeIndex.ListIndexFuncValues(byOwner) {
+		nodes, _ := c.nodeIndex.ByIndex(byOwner, owner) // the index exists
+		for _, n := range nodes {
+			owners[n.(*corev1.Node).Name] = owner
+		}
+	}
+	return slots.Held(slices.Collect(maps.Values(byName)), owners)
 }
 
 // podNamespaces are the namespaces of pods, in order.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
+	"github.com/sentinel-go/sentinel/maintd/slots"
 	"github.com/sentinel-go/sentinel/plumbing/parallel"
 )
 
@@ -155,14 +155,14 @@ func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec dra
 	return nil
 }
 
-// heldLive is the nodes in maintenance as the API server shows them now,
-// read before a cordon takes a slot (the caches, a new leader's above all,
-// may lag): the nodes carrying the cordon of another plan, and those that
-// another plan, created before p, decided to cordon (Cordoning). Of two
-// plans that decided on caches that lagged, the older goes on. The plans
-// are read live, and the nodes of the plans that hold or are about to hold
-// one, at once, when they could fill the slots; when they could not, the
-// answer is none, as only whether the slots are full matters.
+// heldLive is the nodes in maintenance as the API server shows them now
+// (slots.Held over live reads), read before a cordon takes a slot: the
+// caches, a new leader's above all, may lag. Of two plans that decided to
+// cordon on caches that lagged, the older goes on: the other's intent
+// counts only when it is older than p. The plans are read live, and the
+// nodes of the plans that could hold one, at once, when they could fill
+// the slots; when they could not, the answer is none, as only whether the
+// slots are full matters.
 func (c *Controller) heldLive(ctx context.Context, p *api.MaintenancePlan) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
@@ -172,56 +172,58 @@ func (c *Controller) heldLive(ctx context.Context, p *api.MaintenancePlan) ([]st
 	}
 	self := false
 	seen := map[string]bool{}
-	var holders []*api.MaintenancePlan
+	var plans []*api.MaintenancePlan
+	var nodes []string // of the other plans that have cordoned or are about to
 	for i := range list.Items {
 		o := &list.Items[i]
+		plans = append(plans, o)
 		self = self || (o.UID == p.UID && o.DeletionTimestamp == nil)
 		if o.UID != p.UID && drain.HoldsCordon(&o.Status) && !seen[o.Spec.NodeName] {
 			seen[o.Spec.NodeName] = true
-			holders = append(holders, o)
+			nodes = append(nodes, o.Spec.NodeName)
 		}
 	}
 	if !self {
 		return nil, fmt.Errorf("plan %s is gone or being deleted: not cordoning for it", p.Name)
 	}
-	if len(holders) < c.cfg.MaxNodes {
+	if len(nodes) < c.cfg.MaxNodes {
 		// Even if every one of them holds its node, a slot is free:
 		// nothing to read. (A campaign's wave, sized to the free slots,
 		// cordons tens of nodes at once; reading each other's nodes took
 		// seconds.)
 		return nil, nil
 	}
-	holds := make([]bool, len(holders))
-	errs := make([]error, len(holders))
+	owner := make([]string, len(nodes))
+	errs := make([]error, len(nodes))
 	read := func(i int) {
-		o := holders[i]
-		node, err := c.cfg.Clients.Core.Nodes().Get(ctx, o.Spec.NodeName, metav1.GetOptions{})
+		node, err := c.cfg.Clients.Core.Nodes().Get(ctx, nodes[i], metav1.GetOptions{})
 		switch {
 		case err != nil && !apierrors.IsNotFound(err):
-			errs[i] = fmt.Errorf("read node %s before cordoning: %w", o.Spec.NodeName, err)
-		case err == nil && node.Annotations[cordon.OwnerAnnotation] == drain.Owner(o):
-			holds[i] = true // its cordon landed
-		case o.Status.Phase == api.Cordoning && before(o, p):
-			holds[i] = true // its cordon is on its way
+			errs[i] = fmt.Errorf("read node %s before cordoning: %w", nodes[i], err)
+		case err == nil:
+			owner[i] = node.Annotations[cordon.OwnerAnnotation]
 		}
 	}
 	if c.cfg.Serial {
-		for i := range holders {
+		for i := range nodes {
 			read(i)
 		}
 	} else {
-		parallel.Do(len(holders), read)
+		parallel.Do(len(nodes), read)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	owners := map[string]string{}
+	for i, n := range nodes {
+		owners[n] = owner[i]
+	}
 	var held []string
-	for i, o := range holders {
-		if holds[i] {
-			held = append(held, o.Spec.NodeName)
+	for _, h := range slots.Others(slots.Held(plans, owners), p) {
+		if h.Landed || before(h.Plan, p) {
+			held = append(held, h.Node)
 		}
 	}
-	slices.Sort(held)
 	return held, nil
 }
 

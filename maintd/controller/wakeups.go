@@ -73,11 +73,13 @@ func (c *Controller) enqueueNode(node string) {
 }
 
 // enqueueWaiting queues the plans that wait for a slot or for a node that
-// another plan holds.
+// another plan holds, and the campaigns whose next wave waits for a slot:
+// a plan's or a node's change may have freed one (slots.Held).
 func (c *Controller) enqueueWaiting() {
 	c.enqueueIf(func(p *api.MaintenancePlan) bool {
 		return p.Status.Reason == api.WaitingForSlot || p.Status.Reason == api.NodeOccupied
 	})
+	c.enqueueCampaigns(func(m *api.MaintenanceCampaign) bool { return m.Status.Reason == api.WaitingForSlot })
 }
 
 // enqueueIf queues the selected plans for which want holds.

@@ -18,13 +18,14 @@ import (
 	"maps"
 
 	"fmt"
-	"github.com/google/go-cmp/cmp"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -47,6 +48,7 @@ import (
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/campaign"
 	"github.com/sentinel-go/sentinel/maintd/drain"
+	"github.com/sentinel-go/sentinel/maintd/slots"
 )
 
 // Namespace is where the simulated workloads run.
@@ -1344,25 +1346,21 @@ func (w *World) check() {
 	}
 }
 
-// held is the nodes in maintenance on the server: annotated by an existing
-// plan, or that a plan is cordoning (a persisted intent); w.mu is held.
+// held is the nodes in maintenance on the server (slots.Held, the
+// definition maintd decides by, over the server's objects); w.mu is held.
 func (w *World) held() map[string]bool {
-	plans := map[string]*api.MaintenancePlan{}
+	var plans []*api.MaintenancePlan
 	for _, o := range w.s.list(plansR, "", nil) {
-		p := o.(*api.MaintenancePlan)
-		plans[p.Name] = p
+		plans = append(plans, o.(*api.MaintenancePlan))
 	}
-	held := map[string]bool{}
+	owners := map[string]string{}
 	for _, o := range w.s.list(nodesR, "", nil) {
 		node := o.(*corev1.Node)
-		if name, uid, ok := drain.ParseOwner(node.Annotations[cordon.OwnerAnnotation]); ok && plans[name] != nil && plans[name].UID == uid {
-			held[node.Name] = true
-		}
+		owners[node.Name] = node.Annotations[cordon.OwnerAnnotation]
 	}
-	for _, p := range plans {
-		if p.Status.Phase == api.Cordoning {
-			held[p.Spec.NodeName] = true
-		}
+	held := map[string]bool{}
+	for _, h := range slots.Held(plans, owners) {
+		held[h.Node] = true
 	}
 	return held
 }
@@ -1399,6 +1397,11 @@ func (w *World) stuck(strict bool) {
 					asking[a.Namespace+"/"+a.PDB] = true
 				}
 			}
+		}
+	}
+	for _, o := range w.s.list(campsR, "", nil) {
+		if m := o.(*api.MaintenanceCampaign); m.Status.Reason == api.WaitingForSlot && m.DeletionTimestamp == nil && len(held) < w.MaxNodes && !scheduled["campaign/"+m.Name] {
+			w.violate("campaign %s waits for a slot while %d of %d nodes are in maintenance", m.Name, len(held), w.MaxNodes)
 		}
 	}
 	for _, o := range w.s.list(plansR, "", nil) {
