@@ -7,6 +7,7 @@ package campaign
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -59,6 +60,8 @@ func Defaulted(s api.MaintenanceCampaignSpec) Spec {
 // Start is what the campaign records when it starts: the controllers of
 // the pods to move on its nodes, their namespaces, and how many pods.
 type Start struct {
+	// Nodes are the nodes it was read for.
+	Nodes      []string
 	Owners     []types.UID
 	Namespaces []string
 	Pods       int
@@ -67,6 +70,8 @@ type Start struct {
 // Capacity is the check, before a wave's first write, that the nodes left
 // schedulable can take the wave's pods.
 type Capacity struct {
+	// Nodes are the wave's nodes it was judged for.
+	Nodes []string
 	// Verdict is ok, never or unknown.
 	Verdict string
 	Pods    int
@@ -110,11 +115,27 @@ type Facts struct {
 	Pause *drain.Pause
 	// Sick is what the breaker reads.
 	Sick Sickness
-	// Start reads what a campaign records when it starts, for its nodes.
-	Start func(nodes []string) (Start, error)
-	// Capacity checks a wave's nodes before its first write.
-	Capacity func(nodes []string) (Capacity, error)
+	// Start is what a campaign records when it starts, read for
+	// Start.Nodes (nil: not read). Decide asks for it (Decision.Need)
+	// when it is missing or was read for other nodes.
+	Start *Start
+	// Capacity is the check of a wave's nodes before its first write,
+	// judged for Capacity.Nodes (nil: not judged); Decide asks for it
+	// likewise.
+	Capacity *Capacity
 }
+
+// Need names the facts Decide needs and was not given: the controller reads
+// them (outside the lock the decisions share: a capacity check places
+// thousands of pods) and decides again.
+type Need struct {
+	// Start: read Facts.Start for these nodes; Capacity: judge
+	// Facts.Capacity for these nodes.
+	Start, Capacity []string
+}
+
+// needed is the error with which the decider stops when a fact is missing.
+var needed = errors.New("campaign: a fact is needed")
 
 // AboutToCordon reports whether a plan has not yet cordoned its node and
 // will: new, pending (but for a slot), or cordoning and not yet seen
@@ -140,6 +161,9 @@ type Decision struct {
 	// Requeue is when to decide again without an event (0: on events
 	// only).
 	Requeue time.Duration
+	// Need, when set, is what must be read before deciding: nothing else
+	// of the decision holds.
+	Need *Need
 }
 
 // Final reports whether a campaign is done: Completed or Failed.
@@ -180,7 +204,9 @@ type decider struct {
 // be read; nothing is decided.
 func Decide(c *api.MaintenanceCampaign, f Facts, now time.Time) (Decision, error) {
 	d := &decider{c: c, f: f, spec: Defaulted(c.Spec), now: now.UTC().Truncate(time.Second), st: *c.Status.DeepCopy()}
-	if err := d.decide(); err != nil {
+	if err := d.decide(); errors.Is(err, needed) {
+		return Decision{Need: d.dec.Need}, nil
+	} else if err != nil {
 		return Decision{}, err
 	}
 	if b := d.st.Breaker; Final(&d.st) && b != nil && b.Open {
@@ -225,9 +251,10 @@ func (d *decider) decide() error {
 			d.set(api.Blocked, api.NoNodes, "no node matches the campaign's nodes or nodeSelector")
 			return nil
 		}
-		s, err := d.f.Start(nodes)
-		if err != nil {
-			return err
+		s := d.f.Start
+		if s == nil || !slices.Equal(s.Nodes, nodes) {
+			d.dec.Need = &Need{Start: nodes}
+			return needed
 		}
 		start, deadline := metav1.NewTime(d.now), metav1.NewTime(d.now.Add(d.spec.Deadline))
 		st.Nodes, st.StartedAt, st.Deadline = nodes, &start, &deadline
@@ -321,9 +348,10 @@ func (d *decider) nextWave(n int, remaining []string) error {
 		return nil
 	}
 	nodes := remaining[:min(free, len(remaining))]
-	c, err := d.f.Capacity(nodes)
-	if err != nil {
-		return err
+	c := d.f.Capacity
+	if c == nil || !slices.Equal(c.Nodes, nodes) {
+		d.dec.Need = &Need{Capacity: nodes}
+		return needed
 	}
 	d.st.Capacity = &api.CampaignCapacity{Wave: int32(n), Verdict: c.Verdict, Pods: int32(c.Pods), Message: c.Message}
 	if c.Verdict == "never" {

@@ -30,15 +30,21 @@ func newCampaign(spec api.MaintenanceCampaignSpec) *api.MaintenanceCampaign {
 	return &api.MaintenanceCampaign{ObjectMeta: metav1.ObjectMeta{Name: "fleet", UID: "c-uid", Generation: 1, Labels: map[string]string{"team": "infra"}}, Spec: spec}
 }
 
+// world is what the controller reads when Decide needs it.
+type world struct {
+	Facts
+	start    func(nodes []string) (Start, error)
+	capacity func(nodes []string) (Capacity, error)
+}
+
 // facts is a cluster of a-1..a-5 (the campaign's pool) and b-1..b-3.
-func facts(fits bool) Facts {
-	return Facts{
-		Nodes:    nodes("a1", "a2", "a3", "a4", "a5", "b1", "b2", "b3"),
-		MaxNodes: 10,
-		Start: func(nodes []string) (Start, error) {
+func facts(fits bool) world {
+	return world{
+		Facts: Facts{Nodes: nodes("a1", "a2", "a3", "a4", "a5", "b1", "b2", "b3"), MaxNodes: 10},
+		start: func(nodes []string) (Start, error) {
 			return Start{Owners: []types.UID{"rs-1"}, Namespaces: []string{"shop"}, Pods: 3 * len(nodes)}, nil
 		},
-		Capacity: func(nodes []string) (Capacity, error) {
+		capacity: func(nodes []string) (Capacity, error) {
 			if !fits {
 				return Capacity{Verdict: "never", Pods: 3 * len(nodes), Message: "insufficient-capacity: the 15 pods to move request 15000m cpu and the 3 schedulable nodes outside the set have 3000m free in all"}, nil
 			}
@@ -47,11 +53,39 @@ func facts(fits bool) Facts {
 	}
 }
 
+// decideAll decides as the controller does: it reads what Decide needs,
+// then decides again.
+func decideAll(c *api.MaintenanceCampaign, w world, now time.Time) (Decision, error) {
+	for range 3 {
+		d, err := Decide(c, w.Facts, now)
+		if err != nil || d.Need == nil {
+			return d, err
+		}
+		if n := d.Need.Start; n != nil {
+			s, err := w.start(n)
+			if err != nil {
+				return Decision{}, err
+			}
+			s.Nodes = n
+			w.Start = &s
+		}
+		if n := d.Need.Capacity; n != nil {
+			cp, err := w.capacity(n)
+			if err != nil {
+				return Decision{}, err
+			}
+			cp.Nodes = n
+			w.Capacity = &cp
+		}
+	}
+	return Decision{}, errors.New("Decide kept asking for facts")
+}
+
 var pool = api.MaintenanceCampaignSpec{NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "a"}}, AllowAllWorkloads: true}
 
-func decide(t *testing.T, c *api.MaintenanceCampaign, f Facts, now time.Time) Decision {
+func decide(t *testing.T, c *api.MaintenanceCampaign, f world, now time.Time) Decision {
 	t.Helper()
-	d, err := Decide(c, f, now)
+	d, err := decideAll(c, f, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +227,8 @@ func TestBlockedBeforeAnyWrite(t *testing.T) {
 	}
 	c := newCampaign(pool)
 	f := facts(true)
-	f.Capacity = func([]string) (Capacity, error) { return Capacity{}, errors.New("cache") }
-	if _, err := Decide(c, f, t0); err == nil {
+	f.capacity = func([]string) (Capacity, error) { return Capacity{}, errors.New("cache") }
+	if _, err := decideAll(c, f, t0); err == nil {
 		t.Error("a capacity that cannot be read decided")
 	}
 }
@@ -299,5 +333,30 @@ func TestPlanName(t *testing.T) {
 	}
 	if got := PlanName("fleet", "node-1"); got != "fleet-node-1" {
 		t.Errorf("PlanName = %q", got)
+	}
+}
+
+// TestNeed: a decision missing a fact, or given one read for other nodes,
+// asks for it and decides nothing else.
+func TestNeed(t *testing.T) {
+	c := newCampaign(pool)
+	w := facts(true)
+	d, err := Decide(c, w.Facts, t0)
+	if err != nil || d.Need == nil || !cmp.Equal(d.Need.Start, []string{"a1", "a2", "a3", "a4", "a5"}) || d.Status.Phase != "" || len(d.Create) != 0 {
+		t.Fatalf("no start read: need %+v, status %+v, %d plans, err %v", d.Need, d.Status, len(d.Create), err)
+	}
+	w.Start = &Start{Nodes: []string{"a1"}, Pods: 3}
+	if d, _ := Decide(c, w.Facts, t0); d.Need == nil || d.Need.Start == nil {
+		t.Fatalf("a start read for other nodes was used: %+v", d)
+	}
+	w.Start = &Start{Nodes: []string{"a1", "a2", "a3", "a4", "a5"}, Pods: 15}
+	w.Capacity = &Capacity{Nodes: []string{"a1"}, Verdict: "ok"}
+	d, err = Decide(c, w.Facts, t0)
+	if err != nil || d.Need == nil || !cmp.Equal(d.Need.Capacity, []string{"a1", "a2", "a3", "a4", "a5"}) || len(d.Create) != 0 {
+		t.Fatalf("a capacity judged for other nodes: need %+v, %d plans, err %v", d.Need, len(d.Create), err)
+	}
+	w.Capacity.Nodes = []string{"a1", "a2", "a3", "a4", "a5"}
+	if d, err = Decide(c, w.Facts, t0); err != nil || d.Need != nil || len(d.Create) != 5 {
+		t.Fatalf("with every fact: need %+v, %d plans, err %v", d.Need, len(d.Create), err)
 	}
 }

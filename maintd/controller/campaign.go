@@ -107,14 +107,7 @@ func (c *Controller) reconcileCampaign(ctx context.Context, name string) (time.D
 		return 0, nil // a deleted campaign's plans go with it (garbage collection), each lifting its cordon
 	}
 	m := cached.DeepCopy()
-	c.slot.Lock()
-	now := c.cfg.Now()
-	f, err := c.campaignFacts(m, now)
-	var dec campaign.Decision
-	if err == nil {
-		dec, err = campaign.Decide(m, f, now)
-	}
-	c.slot.Unlock()
+	dec, err := c.decideCampaign(m)
 	if err != nil {
 		return 0, err
 	}
@@ -221,7 +214,7 @@ func ownedBy(p *api.MaintenancePlan, uid types.UID) bool {
 }
 
 // campaignPlans are the plans a campaign owns, the newest versions this
-// controller knows; c.slot is held.
+// controller knows; c.slot is held (it reads what is in flight).
 func (c *Controller) campaignPlans(m *api.MaintenanceCampaign) ([]*api.MaintenancePlan, error) {
 	sel := labels.SelectorFromSet(labels.Set{api.CampaignLabel: m.Name})
 	cached, err := c.plans.List(sel)
@@ -240,20 +233,66 @@ func (c *Controller) campaignPlans(m *api.MaintenanceCampaign) ([]*api.Maintenan
 	return out, nil
 }
 
-// campaignFacts reads what campaign.Decide needs from the caches; c.slot is
-// held.
-func (c *Controller) campaignFacts(m *api.MaintenanceCampaign, now time.Time) (campaign.Facts, error) {
+// decideCampaign observes the campaign's facts outside any lock (the
+// nodes, the breaker's sickness and, when Decide asks, the start's pods
+// and a wave's capacity, which places thousands of pods), and decides
+// under c.slot with the shared facts alone: its plans and the slots held,
+// in their newest versions (those decided and not yet written included).
+func (c *Controller) decideCampaign(m *api.MaintenanceCampaign) (campaign.Decision, error) {
+	now := c.cfg.Now()
 	f := campaign.Facts{MaxNodes: c.cfg.MaxNodes, Pause: c.pauseFacts()}
 	var err error
 	if f.Nodes, err = c.nodes.List(labels.Everything()); err != nil {
-		return f, fmt.Errorf("list nodes: %w", err)
+		return campaign.Decision{}, fmt.Errorf("list nodes: %w", err)
 	}
+	if running(m) {
+		if f.Sick, err = c.sickness(m, f.Nodes); err != nil {
+			return campaign.Decision{}, err
+		}
+	}
+	// A fact Decide asks for is read and it decides again; the slots may
+	// change between two looks (another wave's size), so it may ask
+	// again, a few times at most.
+	for range 4 {
+		c.slot.Lock()
+		held := time.Now()
+		var dec campaign.Decision
+		err := c.campaignShared(m, &f)
+		if err == nil {
+			dec, err = campaign.Decide(m, f, now)
+		}
+		c.unlock("campaign", held)
+		if err != nil || dec.Need == nil {
+			return dec, err
+		}
+		if n := dec.Need.Start; n != nil {
+			s, err := c.campaignStart(n)
+			if err != nil {
+				return dec, err
+			}
+			f.Start = &s
+		}
+		if n := dec.Need.Capacity; n != nil {
+			cp, err := c.capacity(m, n, now)
+			if err != nil {
+				return dec, err
+			}
+			f.Capacity = &cp
+		}
+	}
+	return campaign.Decision{}, fmt.Errorf("campaign %s: the facts its decision needs kept changing", m.Name)
+}
+
+// campaignShared sets what a campaign shares with the plans: its plans and
+// the slots held; c.slot is held.
+func (c *Controller) campaignShared(m *api.MaintenanceCampaign, f *campaign.Facts) error {
+	var err error
 	if f.Plans, err = c.campaignPlans(m); err != nil {
-		return f, fmt.Errorf("list the campaign's plans: %w", err)
+		return fmt.Errorf("list the campaign's plans: %w", err)
 	}
 	all, err := c.plans.List(labels.Everything())
 	if err != nil {
-		return f, fmt.Errorf("list plans: %w", err)
+		return fmt.Errorf("list plans: %w", err)
 	}
 	c.mu.Lock()
 	byName := map[string]*api.MaintenancePlan{}
@@ -264,14 +303,7 @@ func (c *Controller) campaignFacts(m *api.MaintenanceCampaign, now time.Time) (c
 	}
 	f.Holders = len(c.held(byName))
 	c.mu.Unlock()
-	if running(m) {
-		if f.Sick, err = c.sickness(m, f.Nodes); err != nil {
-			return f, err
-		}
-	}
-	f.Start = func(nodes []string) (campaign.Start, error) { return c.campaignStart(nodes) }
-	f.Capacity = func(nodes []string) (campaign.Capacity, error) { return c.capacity(m, nodes, now) }
-	return f, nil
+	return nil
 }
 
 // movable reports whether a pod on a campaign's node is one its drain
@@ -291,7 +323,7 @@ func movable(p *cachedPod) (*metav1.OwnerReference, bool) {
 // campaignStart reads the controllers, namespaces and count of the pods to
 // move on nodes.
 func (c *Controller) campaignStart(nodes []string) (campaign.Start, error) {
-	var s campaign.Start
+	s := campaign.Start{Nodes: nodes}
 	owners, namespaces := map[types.UID]bool{}, map[string]bool{}
 	for _, n := range nodes {
 		pods, err := c.pods.onNode(n)
@@ -381,8 +413,9 @@ func nodeReady(n *corev1.Node) bool {
 
 // capacity judges whether the nodes outside a wave can take its pods, from
 // the caches, with the scheduling constraints the drain forecast models;
-// c.slot is held.
+// c.slot is not held.
 func (c *Controller) capacity(m *api.MaintenanceCampaign, names []string, now time.Time) (campaign.Capacity, error) {
+	c.observing("capacity of campaign " + m.Name)
 	var nodes []*corev1.Node
 	var pods []*cachedPod
 	for _, n := range names {
@@ -419,7 +452,7 @@ func (c *Controller) capacity(m *api.MaintenanceCampaign, names []string, now ti
 	if err != nil {
 		return campaign.Capacity{}, fmt.Errorf("capacity of the wave: %w", err)
 	}
-	out := campaign.Capacity{Verdict: string(r.Verdict), Pods: r.Pods}
+	out := campaign.Capacity{Nodes: names, Verdict: string(r.Verdict), Pods: r.Pods}
 	var msgs []string
 	for _, cs := range r.Causes {
 		msgs = append(msgs, cs.Reason+": "+cs.Message)

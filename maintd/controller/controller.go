@@ -30,7 +30,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
@@ -99,6 +98,13 @@ type Config struct {
 	// Serial sends a decision's evictions one by one in target order
 	// instead of in parallel.
 	Serial bool
+	// LockViolation, with Serial, hears of a snapshot, an analysis, a
+	// forecast or a capacity check made while the decisions' shared lock
+	// is held (what names it).
+	LockViolation func(what string)
+	// LockHeld hears how long each decision held the shared lock, by kind
+	// (plan, campaign).
+	LockHeld func(kind string, d time.Duration)
 }
 
 // DefaultRequestTimeout bounds an API call of the controller.
@@ -132,9 +138,11 @@ type Controller struct {
 	pause cache.Store
 
 	mu sync.Mutex
-	// slot serialises the plans' decisions (decide): the next plan reads
-	// what the last one decided (inflight) before its status is written.
-	// No API call is made while it is held.
+	// slot serialises the decisions' shared part (decide, under it only
+	// the slots, the other plans' evictions in flight and throttles, the
+	// pause, the wave): the next plan reads what the last one decided
+	// (inflight) before its status is written. No API call, snapshot or
+	// analysis is made while it is held.
 	slot sync.Mutex
 	// inflight are the statuses decided and not yet written, by plan name.
 	inflight map[string]*api.MaintenancePlan
@@ -154,9 +162,11 @@ type Controller struct {
 	superseded map[string]write
 	// forecasts are the plans' last drain forecasts, by plan name.
 	forecasts map[string]forecastMemo
-	// forecastPods is the forecasts' view of the cached pods, reused;
-	// c.slot is held.
-	forecastPods []view.Pod
+	// analyses are the plans' last analyses, by plan name.
+	analyses map[string]analysisMemo
+	// viewPods pools the forecasts' views of the cached pods
+	// (*[]view.Pod), reused from one forecast to the next.
+	viewPods sync.Pool
 	// nodeEpoch and podEpoch count the changes of where pods can go: of
 	// the nodes' cordons, taints, labels and allocatable, and of the pods'
 	// nodes and phases.
@@ -180,7 +190,7 @@ func New(cfg Config) *Controller {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}}
+	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}, analyses: map[string]analysisMemo{}}
 	c.queue = cfg.Queue
 	if c.queue == nil {
 		c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(

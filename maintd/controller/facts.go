@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/campaign"
@@ -26,10 +25,16 @@ import (
 	"github.com/sentinel-go/sentinel/maintd/slots"
 )
 
-// facts reads what Decide needs from the informer caches: the node, its pods
-// and every object the analysis of its drain needs, in the namespaces
-// involved. A read error is returned, never replaced by a default.
-func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, error) {
+// observe reads what Decide needs of plan p's own node from the informer
+// caches: the node, its pods and every object the analysis of its drain
+// needs, in the namespaces involved, with the analysis, the surge owners and
+// the forecast. It takes no lock (c.slot is not held: the decisions of other
+// plans go on meanwhile); shared adds what is shared between plans. A plan
+// that is final (and not being deleted: finalize handles that) observes
+// nothing but its surges' owners: nothing it decides reads the rest. A read
+// error is returned, never replaced by a default.
+func (c *Controller) observe(p *api.MaintenancePlan, now time.Time) (drain.Facts, error) {
+	c.observing("observe plan " + p.Name)
 	f := drain.Facts{Pods: map[types.UID]drain.Pod{}, PDBs: map[string]drain.PDB{}, Workloads: map[api.WorkloadRef]types.UID{}, MaxNodes: c.cfg.MaxNodes}
 	node, err := c.nodes.Get(p.Spec.NodeName)
 	switch {
@@ -39,6 +44,9 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 		return f, fmt.Errorf("read node %s: %w", p.Spec.NodeName, err)
 	}
 	f.Node = node
+	if drain.Final(&p.Status) {
+		return f, c.surgeOwners(p, &f)
+	}
 
 	onNode, err := c.pods.onNode(p.Spec.NodeName)
 	if err != nil {
@@ -94,11 +102,9 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 		if err != nil {
 			return f, err
 		}
-		report, err := analyze.AnalyzeObjects(s, analyze.Options{Nodes: []string{node.Name}, Now: now, Surge: p.Spec.Surge == api.SurgeIfNeeded})
-		if err != nil {
-			return f, fmt.Errorf("analyse node %s: %w", node.Name, err)
+		if f.Analysis, err = c.analysis(p, s, now); err != nil {
+			return f, err
 		}
-		f.Analysis = &report.Nodes[0]
 		if err := c.surgeOwners(p, &f); err != nil {
 			return f, err
 		}
@@ -108,10 +114,19 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 			}
 		}
 	}
+	return f, nil
+}
 
+// shared adds to f what plan p shares with the other plans: the slots
+// they hold, their evictions in flight and throttles, the pause switch and
+// the campaign's breaker, the wave and the rivals for the node. It reads
+// the newest version of every plan this controller knows, those decided
+// and not yet written included, so c.slot is held: it is cheap (no
+// snapshot, no analysis), and the lock's hold time is measured.
+func (c *Controller) shared(p *api.MaintenancePlan, f *drain.Facts) error {
 	plans, err := c.plans.List(labels.Everything())
 	if err != nil {
-		return f, fmt.Errorf("list plans: %w", err)
+		return fmt.Errorf("list plans: %w", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -156,7 +171,7 @@ func (c *Controller) facts(p *api.MaintenancePlan, now time.Time) (drain.Facts, 
 		}
 	}
 	slices.Sort(f.Rivals)
-	return f, nil
+	return nil
 }
 
 // held is the nodes in maintenance as the caches show them, with the plans
@@ -252,6 +267,7 @@ func (c *Controller) snapshot(node *corev1.Node, onNode []*cachedPod, pdbs []*po
 // snapshotOf is snapshot for several nodes: onNode are the pods of all of
 // them.
 func (c *Controller) snapshotOf(nodes []*corev1.Node, onNode []*cachedPod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*snapshot.Snapshot, error) {
+	c.observing("snapshot")
 	s := snapshot.New()
 	s.Metadata.CapturedAt = metav1.NewTime(now)
 	names := make([]string, len(nodes))

@@ -2,12 +2,14 @@ package controller
 
 import (
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -76,7 +78,7 @@ func forecastKey(p *api.MaintenancePlan, node *corev1.Node, onNode []*cachedPod,
 // forecast is the drain forecast of plan p's node, made from the caches:
 // the analysis of the node's snapshot (scoped) with every node and every
 // pod of the cluster, where its replacements may go. It is made again only
-// when the facts forecastKey names change; c.slot is held.
+// when the facts forecastKey names change; c.slot is not held.
 func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot, onNode []*cachedPod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*analyze.Forecast, time.Time, error) {
 	node := &scoped.Nodes[0]
 	// Once the drain has started, the room the other pods take matters
@@ -94,6 +96,7 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 	if ok && memo.uid == p.UID && memo.key == key {
 		return memo.forecast, memo.at, nil
 	}
+	c.observing("forecast plan " + p.Name)
 	v := view.Of(scoped)
 	release, err := c.widen(v)
 	if err != nil {
@@ -115,9 +118,10 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 
 // widen makes the scoped view v one of the whole cluster where its pods'
 // replacements may go: every cached node, and every cached pod in a buffer
-// reused from call to call (they are made one at a time, under c.slot), so
-// that a forecast allocates what the analysis needs, not a copy of the
-// cluster. release gives the buffer back once v is no longer read.
+// taken from a pool (forecasts and capacity checks run side by side, none
+// under c.slot), so that a forecast allocates what the analysis needs, not
+// a copy of the cluster. release gives the buffer back once v is no longer
+// read.
 func (c *Controller) widen(v *view.Snapshot) (release func(), err error) {
 	nodes, err := c.nodes.List(labels.Everything())
 	if err != nil {
@@ -130,10 +134,95 @@ func (c *Controller) widen(v *view.Snapshot) (release func(), err error) {
 		v.Nodes[i] = view.NodeOf(n)
 	}
 	all := c.pods.idx.List()
-	v.Pods = slices.Grow(c.forecastPods[:0], len(all))
+	buf, _ := c.viewPods.Get().(*[]view.Pod)
+	if buf == nil {
+		buf = new([]view.Pod)
+	}
+	v.Pods = slices.Grow((*buf)[:0], len(all))
 	var scratch corev1.Pod
 	for _, o := range all {
 		v.Pods = append(v.Pods, o.(*cachedPod).view(&scratch))
 	}
-	return func() { c.forecastPods = clear0(v.Pods) }, nil
+	return func() { *buf = clear0(v.Pods); c.viewPods.Put(buf) }, nil
+}
+
+// analysisMemo is a plan's last analysis and the facts it was made from.
+type analysisMemo struct {
+	uid    types.UID
+	key    uint64
+	report *analyze.Node
+}
+
+// analysis is k8s-analyze's verdict on plan p's node from its scoped
+// snapshot s, made again only when an object of s changed (by UID and
+// resourceVersion), or the surge option did: a re-check with nothing new
+// costs the snapshot, not the analysis. A pod whose do-not-disrupt
+// annotation is a duration is judged against the clock: its node's
+// analysis is made afresh each time.
+func (c *Controller) analysis(p *api.MaintenancePlan, s *snapshot.Snapshot, now time.Time) (*analyze.Node, error) {
+	c.observing("analyse plan " + p.Name)
+	surge := p.Spec.Surge == api.SurgeIfNeeded
+	key, memoisable := snapshotKey(s, surge)
+	c.mu.Lock()
+	memo, ok := c.analyses[p.Name]
+	c.mu.Unlock()
+	if ok && memoisable && memo.uid == p.UID && memo.key == key {
+		return memo.report, nil
+	}
+	node := s.Nodes[0].Name
+	report, err := analyze.AnalyzeObjects(s, analyze.Options{Nodes: []string{node}, Now: now, Surge: surge})
+	if err != nil {
+		return nil, fmt.Errorf("analyse node %s: %w", node, err)
+	}
+	n := &report.Nodes[0]
+	c.mu.Lock()
+	if memoisable {
+		c.analyses[p.Name] = analysisMemo{uid: p.UID, key: key, report: n}
+	} else {
+		delete(c.analyses, p.Name)
+	}
+	c.mu.Unlock()
+	return n, nil
+}
+
+// snapshotKey digests what an analysis of s reads: every object's UID and
+// resourceVersion, and the surge option; memoisable is false when a pod of
+// s carries a do-not-disrupt duration (its verdict depends on the clock).
+func snapshotKey(s *snapshot.Snapshot, surge bool) (key uint64, memoisable bool) {
+	h := fnv.New64a()
+	add := func(m metav1.Object) {
+		h.Write([]byte(m.GetUID()))
+		h.Write([]byte{'@'})
+		h.Write([]byte(m.GetResourceVersion()))
+		h.Write([]byte{0})
+	}
+	fmt.Fprintf(h, "%t|", surge)
+	memoisable = true
+	for i := range s.Nodes {
+		add(&s.Nodes[i])
+	}
+	for i := range s.Pods {
+		add(&s.Pods[i])
+		if v, ok := s.Pods[i].Annotations[analyze.DoNotDisruptAnnotation]; ok && v != "true" && v != "false" {
+			memoisable = false
+		}
+	}
+	each := func(n int, at func(int) metav1.Object) {
+		fmt.Fprintf(h, "|%d|", n)
+		for i := range n {
+			add(at(i))
+		}
+	}
+	each(len(s.PodDisruptionBudgets), func(i int) metav1.Object { return &s.PodDisruptionBudgets[i] })
+	each(len(s.ReplicaSets), func(i int) metav1.Object { return &s.ReplicaSets[i] })
+	each(len(s.Deployments), func(i int) metav1.Object { return &s.Deployments[i] })
+	each(len(s.StatefulSets), func(i int) metav1.Object { return &s.StatefulSets[i] })
+	each(len(s.DaemonSets), func(i int) metav1.Object { return &s.DaemonSets[i] })
+	each(len(s.Jobs), func(i int) metav1.Object { return &s.Jobs[i] })
+	each(len(s.CronJobs), func(i int) metav1.Object { return &s.CronJobs[i] })
+	each(len(s.PersistentVolumeClaims), func(i int) metav1.Object { return &s.PersistentVolumeClaims[i] })
+	each(len(s.PersistentVolumes), func(i int) metav1.Object { return &s.PersistentVolumes[i] })
+	each(len(s.HorizontalPodAutoscalers), func(i int) metav1.Object { return &s.HorizontalPodAutoscalers[i] })
+	each(len(s.StorageClasses), func(i int) metav1.Object { return &s.StorageClasses[i] })
+	return h.Sum64(), memoisable
 }

@@ -30,6 +30,7 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 		c.mu.Lock()
 		delete(c.superseded, name)
 		delete(c.forecasts, name)
+		delete(c.analyses, name)
 		c.mu.Unlock()
 		return 0, nil
 	}
@@ -72,29 +73,39 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 	return dec.Requeue, nil
 }
 
-// decide reads the facts and decides, one plan at a time, then persists the
+// decide observes the plan's own facts outside any lock, then decides
+// under c.slot with what is shared between plans, then persists the
 // decision. What a plan decided (a slot it takes, the evictions it is about
-// to send) is in inflight before the next plan reads its facts, and until
-// its status is written (or the write failed); no API call is made while
-// the decisions are serialised, so one slow write stalls no other plan.
+// to send) is in inflight before the next plan reads the shared facts, and
+// until its status is written (or the write failed). Under c.slot nothing
+// but the shared bookkeeping is read (no snapshot, no analysis: observing
+// says so when it is) and no API call is made, so one slow write or one
+// slow analysis stalls no other plan.
 func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan) (drain.Decision, *api.MaintenancePlan, time.Time, error) {
-	c.slot.Lock()
 	now := c.cfg.Now()
-	f, err := c.facts(p, now)
+	f, err := c.observe(p, now)
 	if err != nil {
-		c.slot.Unlock()
 		return drain.Decision{}, nil, now, err
 	}
-	dec := drain.Decide(f, p, now)
-	changed := !apiequality.Semantic.DeepEqual(p.Status, dec.Status)
-	if changed {
-		q := p.DeepCopy()
-		q.Status = dec.Status
-		c.mu.Lock()
-		c.inflight[p.Name] = q
-		c.mu.Unlock()
+	c.slot.Lock()
+	held := time.Now()
+	err = c.shared(p, &f)
+	var dec drain.Decision
+	changed := false
+	if err == nil {
+		dec = drain.Decide(f, p, now)
+		if changed = !apiequality.Semantic.DeepEqual(p.Status, dec.Status); changed {
+			q := p.DeepCopy()
+			q.Status = dec.Status
+			c.mu.Lock()
+			c.inflight[p.Name] = q
+			c.mu.Unlock()
+		}
 	}
-	c.slot.Unlock()
+	c.unlock("plan", held)
+	if err != nil {
+		return drain.Decision{}, nil, now, err
+	}
 	if !changed {
 		return dec, p, now, nil
 	}
@@ -103,6 +114,34 @@ func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan) (drain.
 	delete(c.inflight, p.Name)
 	c.mu.Unlock()
 	return dec, out, now, err
+}
+
+// unlock releases c.slot, taken at held by a decision of kind, and
+// measures how long it was held.
+func (c *Controller) unlock(kind string, held time.Time) {
+	d := time.Since(held)
+	c.slot.Unlock()
+	if m := c.cfg.Metrics; m != nil {
+		m.DecisionLock.WithLabelValues(kind).Observe(d.Seconds())
+	}
+	if c.cfg.LockHeld != nil {
+		c.cfg.LockHeld(kind, d)
+	}
+}
+
+// observing marks the start of work that must never run under c.slot: a
+// snapshot, an analysis, a forecast or a capacity check. With Config.Serial
+// one goroutine decides, so a c.slot that is taken here is held by this
+// very decision: Config.LockViolation hears of it.
+func (c *Controller) observing(what string) {
+	if c.cfg.LockViolation == nil || !c.cfg.Serial {
+		return
+	}
+	if !c.slot.TryLock() {
+		c.cfg.LockViolation(what)
+		return
+	}
+	c.slot.Unlock()
 }
 
 func hasFinalizer(p *api.MaintenancePlan) bool {

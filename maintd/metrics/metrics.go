@@ -26,6 +26,9 @@ type Metrics struct {
 	// CampaignPaused is 1 while a campaign is paused (its breaker open,
 	// or the cluster-wide switch), by campaign and reason.
 	CampaignPaused *prometheus.GaugeVec
+	// DecisionLock is how long each decision holds the lock shared by
+	// every plan's and campaign's decision, by kind (plan, campaign).
+	DecisionLock *prometheus.HistogramVec
 }
 
 // Plan is one cached plan as the per-plan series show it.
@@ -57,8 +60,11 @@ func New(reg prometheus.Registerer, plans func() []Plan) *Metrics {
 			Help: "1 while maintenance is paused cluster-wide (the pause ConfigMap exists, as maintd's cache shows it), else 0."}),
 		CampaignPaused: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "campaign_paused",
 			Help: "1 while a MaintenanceCampaign is paused, by its breaker (reason nodes-not-ready, pods-not-ready, pdbs-below-floor) or the cluster-wide switch (paused); absent otherwise."}, []string{"campaign", "reason"}),
+		DecisionLock: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "decision_lock_seconds",
+			Help:    "Time one decision holds the lock that every plan's and campaign's decision shares (the slots, the evictions in flight, the throttles), by kind (plan, campaign).",
+			Buckets: prometheus.ExponentialBuckets(0.00001, 4, 10)}, []string{"kind"}),
 	}
-	reg.MustRegister(m.Evictions, m.Cooldowns, m.Reconcile, m.Leader, m.Requests, m.Paused, m.CampaignPaused, planCollector{plans})
+	reg.MustRegister(m.Evictions, m.Cooldowns, m.Reconcile, m.Leader, m.Requests, m.Paused, m.CampaignPaused, m.DecisionLock, planCollector{plans})
 	return m
 }
 

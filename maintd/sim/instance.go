@@ -104,6 +104,9 @@ func (w *World) start(sel labels.Selector, name string) *instance {
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Events: recorder{w, in},
 		Queue:  rl, Serial: true,
+		// No decision builds a snapshot or runs an analysis while it
+		// holds the lock every decision shares.
+		LockViolation: func(what string) { w.violate("%s: %s while the decisions' shared lock is held", in.name, what) },
 		Handled: func() {
 			in.handled.Add(1)
 			select {
