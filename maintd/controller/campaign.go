@@ -295,12 +295,7 @@ func (c *Controller) campaignShared(m *api.MaintenanceCampaign, f *campaign.Fact
 		return fmt.Errorf("list plans: %w", err)
 	}
 	c.mu.Lock()
-	byName := map[string]*api.MaintenancePlan{}
-	for _, p := range all {
-		if !c.deleted(p) {
-			byName[p.Name] = c.newest(p)
-		}
-	}
+	byName := c.newestOf(all)
 	f.Holders = len(c.held(byName))
 	c.mu.Unlock()
 	return nil

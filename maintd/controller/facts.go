@@ -130,12 +130,7 @@ func (c *Controller) shared(p *api.MaintenancePlan, f *drain.Facts) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	byName := map[string]*api.MaintenancePlan{}
-	for _, o := range plans {
-		if !c.deleted(o) {
-			byName[o.Name] = c.newest(o)
-		}
-	}
+	byName := c.newestOf(plans)
 	// The maintenance slots the other plans take, cluster-wide.
 	f.Holders = len(slots.Others(c.held(byName), p))
 	f.ThrottledUntil = c.throttledUntil

@@ -122,3 +122,15 @@ func (c *Controller) behind(cached *api.MaintenancePlan) bool {
 	}
 	return ok
 }
+
+// newestOf is the newest version this controller knows of each cached plan
+// (newest), by name, leaving out those known to be deleted; c.mu is held.
+func (c *Controller) newestOf(cached []*api.MaintenancePlan) map[string]*api.MaintenancePlan {
+	out := make(map[string]*api.MaintenancePlan, len(cached))
+	for _, p := range cached {
+		if !c.deleted(p) {
+			out[p.Name] = c.newest(p)
+		}
+	}
+	return out
+}
