@@ -134,8 +134,8 @@ type Need struct {
 	Start, Capacity []string
 }
 
-// needed is the error with which the decider stops when a fact is missing.
-var needed = errors.New("campaign: a fact is needed")
+// errNeeded is the error with which the decider stops when a fact is missing.
+var errNeeded = errors.New("campaign: a fact is needed")
 
 // AboutToCordon reports whether a plan has not yet cordoned its node and
 // will: new, pending (but for a slot), or cordoning and not yet seen
@@ -204,7 +204,7 @@ type decider struct {
 // be read; nothing is decided.
 func Decide(c *api.MaintenanceCampaign, f Facts, now time.Time) (Decision, error) {
 	d := &decider{c: c, f: f, spec: Defaulted(c.Spec), now: now.UTC().Truncate(time.Second), st: *c.Status.DeepCopy()}
-	if err := d.decide(); errors.Is(err, needed) {
+	if err := d.decide(); errors.Is(err, errNeeded) {
 		return Decision{Need: d.dec.Need}, nil
 	} else if err != nil {
 		return Decision{}, err
@@ -254,7 +254,7 @@ func (d *decider) decide() error {
 		s := d.f.Start
 		if s == nil || !slices.Equal(s.Nodes, nodes) {
 			d.dec.Need = &Need{Start: nodes}
-			return needed
+			return errNeeded
 		}
 		start, deadline := metav1.NewTime(d.now), metav1.NewTime(d.now.Add(d.spec.Deadline))
 		st.Nodes, st.StartedAt, st.Deadline = nodes, &start, &deadline
@@ -351,7 +351,7 @@ func (d *decider) nextWave(n int, remaining []string) error {
 	c := d.f.Capacity
 	if c == nil || !slices.Equal(c.Nodes, nodes) {
 		d.dec.Need = &Need{Capacity: nodes}
-		return needed
+		return errNeeded
 	}
 	d.st.Capacity = &api.CampaignCapacity{Wave: int32(n), Verdict: c.Verdict, Pods: int32(c.Pods), Message: c.Message}
 	if c.Verdict == "never" {
