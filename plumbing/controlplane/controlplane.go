@@ -305,6 +305,7 @@ func (cp *ControlPlane) startControllerManager() error {
 		"--use-service-account-credentials=false",
 		"--kube-api-qps=200", "--kube-api-burst=400",
 		"--node-monitor-period=1s",
+		"--node-monitor-grace-period=" + nodeMonitorGracePeriod.String(),
 		"--controllers=" + joinComma(cp.controllers),
 	}
 	return cp.start("kube-controller-manager", cp.bin("kube-controller-manager"), args...)
@@ -324,7 +325,7 @@ func (cp *ControlPlane) startKwok() error {
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--cidr=10.0.0.1/16", "--node-ip=10.0.0.1", "--node-port=0",
-		"--node-lease-duration-seconds=40")
+		"--node-lease-duration-seconds="+strconv.Itoa(int(nodeLeaseDuration/time.Second)))
 }
 
 // StopControllerManager ends kube-controller-manager: PDB status freezes.
