@@ -67,8 +67,7 @@
 // --metrics-address serves /metrics (maintd_plans by phase,
 // maintd_plan_phase, maintd_plan_evicted_pods and maintd_plan_pods per
 // plan, maintd_evictions_total by outcome, maintd_cooldown_seconds by reason,
-// maintd_reconcile_duration_seconds, maintd_decision_lock_seconds (how
-// long each decision holds the lock all decisions share), maintd_workqueue_*,
+// maintd_reconcile_duration_seconds, maintd_workqueue_*,
 // maintd_api_requests_total by code, maintd_leader, maintd_paused,
 // maintd_campaign_paused, Go and process metrics), /healthz and /readyz, and with --profiling Go's profiles
 // (/debug/pprof/). With --leader-elect several replicas run
