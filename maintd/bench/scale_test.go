@@ -43,36 +43,6 @@ const (
 // scaleSection is this benchmark's part of docs/benchmarks.md.
 const scaleSection = "## maintd at scale"
 
-const scaleDeployment = `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %[1]s, namespace: %[2]s}
-spec:
-  replicas: %[3]d
-  selector: {matchLabels: {app: %[1]s}}
-  template:
-    metadata: {labels: {app: %[1]s, tier: scale}}
-    spec:
-      nodeSelector: {sentinel.dev/pool: scale}
-      topologySpreadConstraints:
-      - maxSkew: 1
-        topologyKey: kubernetes.io/hostname
-        whenUnsatisfiable: DoNotSchedule
-        nodeTaintsPolicy: Honor
-        labelSelector: {matchLabels: {app: %[1]s}}
-      containers:
-      - name: app
-        image: registry.example/%[1]s:1
-        resources: {requests: {cpu: 500m, memory: 512Mi}}
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: %[1]s, namespace: %[2]s}
-spec:
-  maxUnavailable: 1
-  selector: {matchLabels: {app: %[1]s}}
----
-`
-
 // TestScale: maintd, with the shipped ServiceAccount's token, on a cluster
 // of 200 nodes and 6,000 pods: its cost while idle, the drain of the
 // busiest nodes against kubectl drain, then 20 plans through 5 slots.
@@ -225,7 +195,7 @@ func scaleCluster(t *testing.T, ctx context.Context, b *bench, nodes, namespaces
 		ns := fmt.Sprintf("scale-%02d", n+1)
 		fmt.Fprintf(&m, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns)
 		for d := range scaleDeployments {
-			fmt.Fprintf(&m, scaleDeployment, fmt.Sprintf("app-%02d", d+1), ns, scaleReplicas)
+			fmt.Fprintf(&m, controlplane.ScaleDeployment, fmt.Sprintf("app-%02d", d+1), ns, scaleReplicas)
 		}
 	}
 	if err := cp.Apply(ctx, []byte(m.String()), map[string]string{}); err != nil {

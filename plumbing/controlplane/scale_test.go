@@ -65,7 +65,7 @@ func TestScale(t *testing.T) {
 		ns := fmt.Sprintf("scale-%02d", n+1)
 		fmt.Fprintf(&m, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns)
 		for d := range deployments {
-			fmt.Fprintf(&m, scaleDeployment, fmt.Sprintf("app-%02d", d+1), ns, replicas)
+			fmt.Fprintf(&m, ScaleDeployment, fmt.Sprintf("app-%02d", d+1), ns, replicas)
 		}
 	}
 	if err := cp.Apply(ctx, []byte(m.String()), map[string]string{}); err != nil {
@@ -150,37 +150,6 @@ func TestScale(t *testing.T) {
 		t.Errorf("kubectl: %d of %d pods Running and Ready", counts["Running/True"], pods)
 	}
 }
-
-// scaleDeployment is maintd's scale benchmark's Deployment and PDB.
-const scaleDeployment = `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %[1]s, namespace: %[2]s}
-spec:
-  replicas: %[3]d
-  selector: {matchLabels: {app: %[1]s}}
-  template:
-    metadata: {labels: {app: %[1]s, tier: scale}}
-    spec:
-      nodeSelector: {sentinel.dev/pool: scale}
-      topologySpreadConstraints:
-      - maxSkew: 1
-        topologyKey: kubernetes.io/hostname
-        whenUnsatisfiable: DoNotSchedule
-        nodeTaintsPolicy: Honor
-        labelSelector: {matchLabels: {app: %[1]s}}
-      containers:
-      - name: app
-        image: registry.example/%[1]s:1
-        resources: {requests: {cpu: 500m, memory: 512Mi}}
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: %[1]s, namespace: %[2]s}
-spec:
-  maxUnavailable: 1
-  selector: {matchLabels: {app: %[1]s}}
----
-`
 
 // scaleWatch follows the pool's nodes, their leases and (once asked) the
 // scale pods through informers, and remembers which went not Ready.

@@ -59,3 +59,38 @@ func (cp *ControlPlane) WaitWorkloadsReady(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ScaleDeployment is the Deployment and PodDisruptionBudget of the scale
+// benchmarks and of the 1,000-node test of this package, a format for
+// fmt: %[1]s the name, %[2]s the namespace, %[3]d the replicas. Its pods
+// go to the nodes of pool "scale", spread one per node, and request
+// 500m cpu and 512Mi.
+const ScaleDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  replicas: %[3]d
+  selector: {matchLabels: {app: %[1]s}}
+  template:
+    metadata: {labels: {app: %[1]s, tier: scale}}
+    spec:
+      nodeSelector: {sentinel.dev/pool: scale}
+      topologySpreadConstraints:
+      - maxSkew: 1
+        topologyKey: kubernetes.io/hostname
+        whenUnsatisfiable: DoNotSchedule
+        nodeTaintsPolicy: Honor
+        labelSelector: {matchLabels: {app: %[1]s}}
+      containers:
+      - name: app
+        image: registry.example/%[1]s:1
+        resources: {requests: {cpu: 500m, memory: 512Mi}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  maxUnavailable: 1
+  selector: {matchLabels: {app: %[1]s}}
+---
+`
