@@ -24,6 +24,7 @@ import (
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
+	"github.com/sentinel-go/sentinel/maintd/waits"
 )
 
 // Defaults of a campaign's spec, as the CRD sets them.
@@ -164,6 +165,9 @@ type Decision struct {
 	// Need, when set, is what must be read before deciding: nothing else
 	// of the decision holds.
 	Need *Need
+	// Waits are what the decision waits on: an event of one of them may
+	// change it, and no other event can (but the campaign's own).
+	Waits []waits.Wait
 }
 
 // Final reports whether a campaign is done: Completed or Failed.
@@ -195,15 +199,19 @@ type decider struct {
 	c    *api.MaintenanceCampaign
 	f    Facts
 	spec Spec
-	now  time.Time
-	st   api.MaintenanceCampaignStatus
-	dec  Decision
+	// now is the time of the decision in whole seconds, as the status
+	// records times; at is the time itself, from which delays count.
+	now, at time.Time
+	st      api.MaintenanceCampaignStatus
+	dec     Decision
+	// waits are what the decision waits on, as its steps declare them.
+	waits waits.Set
 }
 
 // Decide decides a campaign's next step. An error is a fact that could not
 // be read; nothing is decided.
 func Decide(c *api.MaintenanceCampaign, f Facts, now time.Time) (Decision, error) {
-	d := &decider{c: c, f: f, spec: Defaulted(c.Spec), now: now.UTC().Truncate(time.Second), st: *c.Status.DeepCopy()}
+	d := &decider{c: c, f: f, spec: Defaulted(c.Spec), now: now.UTC().Truncate(time.Second), at: now, st: *c.Status.DeepCopy(), waits: waits.Set{}}
 	if err := d.decide(); errors.Is(err, errNeeded) {
 		return Decision{Need: d.dec.Need}, nil
 	} else if err != nil {
@@ -216,8 +224,28 @@ func Decide(c *api.MaintenanceCampaign, f Facts, now time.Time) (Decision, error
 	}
 	d.st.ObservedGeneration = c.Generation
 	d.conditions()
+	d.declare()
 	d.dec.Status = d.st
 	return d.dec, nil
+}
+
+// declare completes the decision's waits with what every campaign that is
+// not final waits on, and sets Decision.Waits: its plans, the pause switch
+// and, once it runs, what its breaker reads (the nodes' readiness, its
+// namespaces' pods and budgets).
+func (d *decider) declare() {
+	if Final(&d.st) {
+		return
+	}
+	w := d.waits
+	w.Add(waits.Campaign, d.c.Name)
+	w.Add(waits.Pause, "")
+	if d.st.StartedAt != nil {
+		w.Add(waits.Nodes)
+		w.Add(waits.Pods, d.st.Namespaces...)
+		w.Add(waits.PDBs, d.st.Namespaces...)
+	}
+	d.dec.Waits = w.List()
 }
 
 func (d *decider) set(phase api.Phase, reason api.Reason, format string, args ...any) {
@@ -229,8 +257,11 @@ func (d *decider) set(phase api.Phase, reason api.Reason, format string, args ..
 	d.st.Phase, d.st.Reason, d.st.Message = phase, reason, msg
 }
 
-func (d *decider) requeue(in time.Duration) {
-	in = max(in, time.Second)
+// requeueAt asks to decide again at t (a time in whole seconds, as the
+// status records them), not before: from the decision's own time, not its
+// time in whole seconds, which is up to a second earlier.
+func (d *decider) requeueAt(t time.Time) {
+	in := max(t.Sub(d.at), time.Nanosecond)
 	if d.dec.Requeue == 0 || in < d.dec.Requeue {
 		d.dec.Requeue = in
 	}
@@ -248,6 +279,8 @@ func (d *decider) decide() error {
 			return nil
 		}
 		if len(nodes) == 0 {
+			d.waits.Add(waits.Nodes)
+			d.waits.Add(waits.Placement) // a node's labels
 			d.set(api.Blocked, api.NoNodes, "no node matches the campaign's nodes or nodeSelector")
 			return nil
 		}
@@ -287,7 +320,7 @@ func (d *decider) decide() error {
 			d.spec.Deadline, st.StartedAt.UTC().Format(time.RFC3339), st.Counts.Drained+st.Counts.Completed, len(st.Nodes))
 		return nil
 	}
-	d.requeue(st.Deadline.Sub(d.now))
+	d.requeueAt(st.Deadline.Time)
 
 	var current, blocked []*api.MaintenancePlan
 	for _, p := range d.f.Plans {
@@ -344,6 +377,7 @@ func (d *decider) decide() error {
 func (d *decider) nextWave(n int, remaining []string) error {
 	free := d.f.MaxNodes - d.f.Holders
 	if free <= 0 {
+		d.waits.Add(waits.Slot)
 		d.set(api.Pending, api.WaitingForSlot, "%d of %d nodes are in maintenance: wave %d waits for a slot", d.f.Holders, d.f.MaxNodes, n)
 		return nil
 	}
@@ -355,6 +389,8 @@ func (d *decider) nextWave(n int, remaining []string) error {
 	}
 	d.st.Capacity = &api.CampaignCapacity{Wave: int32(n), Verdict: c.Verdict, Pods: int32(c.Pods), Message: c.Message}
 	if c.Verdict == "never" {
+		d.waits.Add(waits.Placement)
+		d.waits.Add(waits.Nodes)
 		d.set(api.Blocked, api.InsufficientCapacity, "wave %d (%d nodes): %s; nothing was cordoned", n, len(nodes), c.Message)
 		return nil
 	}
@@ -463,7 +499,7 @@ func (d *decider) breaker() bool {
 			if age := d.now.Sub(u.Created); age >= s.PodReadyTimeout {
 				late = append(late, fmt.Sprintf("%s/%s (%s, %s)", u.Namespace, u.Name, u.Why, age.Truncate(time.Second)))
 			} else {
-				d.requeue(s.PodReadyTimeout - age)
+				d.requeueAt(u.Created.Add(s.PodReadyTimeout))
 			}
 		}
 		if len(late) > 0 {
@@ -489,7 +525,7 @@ func (d *decider) breaker() bool {
 			b.ClearSince = &now
 		}
 		if left := b.ClearSince.Add(s.HoldDown).Sub(d.now); left > 0 {
-			d.requeue(left)
+			d.requeueAt(b.ClearSince.Add(s.HoldDown))
 		} else {
 			b = &api.BreakerStatus{Trips: b.Trips}
 		}

@@ -21,11 +21,8 @@ import (
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/campaign"
 	"github.com/sentinel-go/sentinel/maintd/drain"
+	"github.com/sentinel-go/sentinel/maintd/waits"
 )
-
-// campaignKey prefixes a campaign's name in the work queue, which it shares
-// with the plans: a plan's name has no "/".
-const campaignKey = "campaign/"
 
 // byController indexes pods by their controller's UID: the breaker reads
 // the pods of a campaign's owners.
@@ -36,18 +33,6 @@ func controllerUID(o any) ([]string, error) {
 		return []string{string(ref.UID)}, nil
 	}
 	return nil, nil
-}
-
-// enqueueCampaigns queues the campaigns for which want holds.
-func (c *Controller) enqueueCampaigns(want func(*api.MaintenanceCampaign) bool) {
-	if c.campaignInformer == nil {
-		return
-	}
-	for _, o := range c.campaignInformer.GetIndexer().List() {
-		if m := o.(*api.MaintenanceCampaign); c.cfg.Selector.Matches(labels.Set(m.Labels)) && !campaign.Final(&m.Status) && want(m) {
-			c.queue.Add(campaignKey + m.Name)
-		}
-	}
 }
 
 // running reports whether a campaign has started and is not final: its
@@ -62,12 +47,10 @@ func (c *Controller) campaignChanged(old, obj any) {
 		return
 	}
 	if c.cfg.Selector.Matches(labels.Set(m.Labels)) {
-		c.queue.Add(campaignKey + m.Name)
+		c.campaignQueue.Add(m.Name)
 	}
 	if o, ok := old.(*api.MaintenanceCampaign); !ok || breakerOpen(o) != breakerOpen(m) {
-		c.enqueueIf(func(p *api.MaintenancePlan) bool {
-			return p.Labels[api.CampaignLabel] == m.Name && (!drain.Final(&p.Status) || p.DeletionTimestamp != nil)
-		})
+		c.wake(waits.Wait{On: waits.Pause, Key: m.Name})
 	}
 }
 
@@ -75,26 +58,12 @@ func breakerOpen(m *api.MaintenanceCampaign) bool {
 	return m.Status.Breaker != nil && m.Status.Breaker.Open
 }
 
-// campaignPlanChanged handles an event of a campaign's plan whose phase or
-// reason changed: its campaign decides again, and the plans of its wave
-// that wait for the wave's cordons look again.
-func (c *Controller) campaignPlanChanged(old, p *api.MaintenancePlan) {
-	name := p.Labels[api.CampaignLabel]
-	if name == "" || (old != nil && old.Status.Phase == p.Status.Phase && old.Status.Reason == p.Status.Reason && old.Spec.Release == p.Spec.Release) {
-		return
-	}
-	c.queue.Add(campaignKey + name)
-	wave := p.Labels[api.WaveLabel]
-	c.enqueueIf(func(q *api.MaintenancePlan) bool {
-		return q.Status.Reason == api.WaveCordoning && q.Labels[api.CampaignLabel] == name && q.Labels[api.WaveLabel] == wave
-	})
-}
-
 // reconcileCampaign runs one campaign once: read, decide, persist, then make
 // the wave's plans and release the drained ones.
 func (c *Controller) reconcileCampaign(ctx context.Context, name string) (time.Duration, error) {
 	cached, err := c.campaigns.Get(name)
 	if apierrors.IsNotFound(err) {
+		c.campaignWaits.Forget(name)
 		if m := c.cfg.Metrics; m != nil {
 			m.CampaignPaused.DeletePartialMatch(map[string]string{"campaign": name})
 		}
@@ -111,6 +80,7 @@ func (c *Controller) reconcileCampaign(ctx context.Context, name string) (time.D
 	if err != nil {
 		return 0, err
 	}
+	c.campaignWaits.Set(name, dec.Waits)
 	if !apiequality.Semantic.DeepEqual(m.Status, dec.Status) {
 		before := m.Status
 		m.Status = dec.Status

@@ -35,6 +35,7 @@ import (
 	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
 	planlisters "github.com/sentinel-go/sentinel/maintd/client/listers/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/metrics"
+	"github.com/sentinel-go/sentinel/maintd/waits"
 )
 
 // Finalizer holds a plan until its cordon is lifted.
@@ -89,9 +90,10 @@ type Config struct {
 	// The seams of a deterministic simulation (package sim); a real maintd
 	// leaves them unset.
 	//
-	// Queue replaces the rate-limited workqueue (one whose delays follow a
+	// Queue and CampaignQueue replace the rate-limited workqueues of the
+	// plans and of the campaigns (with ones whose delays follow a
 	// simulated clock).
-	Queue workqueue.TypedRateLimitingInterface[string]
+	Queue, CampaignQueue workqueue.TypedRateLimitingInterface[string]
 	// Handled is called after each informer event has been handled, so a
 	// simulation knows when the caches and the queue show what it sent.
 	Handled func()
@@ -110,10 +112,14 @@ type Config struct {
 // DefaultRequestTimeout bounds an API call of the controller.
 const DefaultRequestTimeout = 30 * time.Second
 
-// Controller reconciles MaintenancePlans.
+// Controller reconciles MaintenancePlans and MaintenanceCampaigns, each
+// kind from its own workqueue over the shared informers.
 type Controller struct {
-	cfg   Config
-	queue workqueue.TypedRateLimitingInterface[string]
+	cfg                  Config
+	queue, campaignQueue workqueue.TypedRateLimitingInterface[string]
+	// planWaits and campaignWaits are what each plan's and campaign's last
+	// decision waits on: an event wakes the waiters of what it changed.
+	planWaits, campaignWaits *waits.Index
 
 	informers    []cache.SharedIndexInformer // of the built-in kinds
 	planInformer cache.SharedIndexInformer
@@ -190,13 +196,17 @@ func New(cfg Config) *Controller {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}, analyses: map[string]analysisMemo{}}
-	c.queue = cfg.Queue
-	if c.queue == nil {
-		c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "maintenanceplans", MetricsProvider: cfg.QueueMetrics})
+	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}, analyses: map[string]analysisMemo{},
+		planWaits: waits.NewIndex(), campaignWaits: waits.NewIndex()}
+	queue := func(q workqueue.TypedRateLimitingInterface[string], name string) workqueue.TypedRateLimitingInterface[string] {
+		if q != nil {
+			return q
+		}
+		return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: cfg.QueueMetrics})
 	}
+	c.queue = queue(cfg.Queue, "maintenanceplans")
+	c.campaignQueue = queue(cfg.CampaignQueue, "maintenancecampaigns")
 
 	c.handleEvents(c.makeCaches())
 	return c
@@ -248,11 +258,13 @@ func (c *Controller) Synced() bool {
 }
 
 // Run starts the informers (if Start has not), waits for their caches, runs
-// workers until ctx ends, lets the calls in flight finish and returns. The
-// plans still queued are left: they are read again by the next run.
+// workers until ctx ends (workers for the plans, one for the campaigns),
+// lets the calls in flight finish and returns. The plans and campaigns
+// still queued are left: they are read again by the next run.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
+	defer c.campaignQueue.ShutDown()
 	c.Start(ctx)
 	c.cfg.Log.Info("waiting for the caches")
 	if !c.WaitForSync(ctx) {
@@ -269,23 +281,31 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	var wg sync.WaitGroup
 	for range max(workers, 1) {
 		wg.Go(func() {
-			for c.next(ctx) {
+			for c.next(ctx, c.queue, "plan", c.reconcile) {
+			}
+		})
+	}
+	if c.campaignInformer != nil {
+		wg.Go(func() {
+			for c.next(ctx, c.campaignQueue, "campaign", c.reconcileCampaign) {
 			}
 		})
 	}
 	<-ctx.Done()
 	c.queue.ShutDown()
+	c.campaignQueue.ShutDown()
 	wg.Wait()
 	return nil
 }
 
-// ProcessNext reconciles the next queued plan, if one is ready, and reports
-// whether it did. A simulation calls it instead of Run's workers.
-func (c *Controller) ProcessNext(ctx context.Context) bool {
-	if c.queue.Len() == 0 {
-		return false
+// ProcessNext reconciles the next queued plan (or, with campaign, the next
+// queued campaign), if one is ready, and reports whether it did. A
+// simulation calls it instead of Run's workers.
+func (c *Controller) ProcessNext(ctx context.Context, campaign bool) bool {
+	if campaign {
+		return c.campaignQueue.Len() > 0 && c.next(ctx, c.campaignQueue, "campaign", c.reconcileCampaign)
 	}
-	return c.next(ctx)
+	return c.queue.Len() > 0 && c.next(ctx, c.queue, "plan", c.reconcile)
 }
 
 // Stopped waits until the informers Start started have stopped.
@@ -294,19 +314,21 @@ func (c *Controller) Stopped() { c.running.Wait() }
 // HasSynced reports whether every cache has synced.
 func (c *Controller) HasSynced() bool { return c.synced.Load() }
 
-// next processes one key. Once ctx has ended it takes no new key; a call in
-// flight finishes (it runs on a context that is not cancelled with ctx's).
-func (c *Controller) next(ctx context.Context) bool {
-	key, quit := c.queue.Get()
+// next processes one key of queue q, of kind, with reconcile. Once ctx has
+// ended it takes no new key; a call in flight finishes (it runs on a
+// context that is not cancelled with ctx's).
+func (c *Controller) next(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], kind string,
+	reconcile func(context.Context, string) (time.Duration, error)) bool {
+	key, quit := q.Get()
 	if quit {
 		return false
 	}
-	defer c.queue.Done(key)
+	defer q.Done(key)
 	if ctx.Err() != nil {
 		return false
 	}
 	start := time.Now()
-	requeue, err := c.reconcile(context.WithoutCancel(ctx), key)
+	requeue, err := reconcile(context.WithoutCancel(ctx), key)
 	if m := c.cfg.Metrics; m != nil {
 		result := "ok"
 		if err != nil {
@@ -316,14 +338,14 @@ func (c *Controller) next(ctx context.Context) bool {
 	}
 	switch {
 	case err != nil:
-		c.cfg.Log.Error("reconcile", "plan", key, "err", err)
-		c.queue.AddRateLimited(key)
+		c.cfg.Log.Error("reconcile", kind, key, "err", err)
+		q.AddRateLimited(key)
 		return true
 	case requeue > 0:
-		c.queue.Forget(key)
-		c.queue.AddAfter(key, requeue)
+		q.Forget(key)
+		q.AddAfter(key, requeue)
 	default:
-		c.queue.Forget(key)
+		q.Forget(key)
 	}
 	return true
 }

@@ -148,18 +148,15 @@ func (c *Controller) shared(p *api.MaintenancePlan, f *drain.Facts) error {
 			continue
 		}
 		o = byName[o.Name]
-		if ep := o.Status.EvictionProgress; ep != nil {
-			for _, cd := range ep.Cooldowns {
-				if cd.PDB == drain.GlobalKey && cd.Reason == api.EvictionThrottled && cd.NextActionAt.Time.After(f.ThrottledUntil) {
-					f.ThrottledUntil = cd.NextActionAt.Time
-				}
+		active, until := drain.Shares(&o.Status)
+		if until.After(f.ThrottledUntil) {
+			f.ThrottledUntil = until
+		}
+		for _, a := range active {
+			if pod, err := c.pods.get(a.Namespace, a.Name); err == nil && pod.UID == a.UID {
+				f.Pods[pod.UID] = podFact(pod)
 			}
-			for _, a := range ep.ActivePods {
-				if pod, err := c.pods.get(a.Namespace, a.Name); err == nil && pod.UID == a.UID {
-					f.Pods[pod.UID] = podFact(pod)
-				}
-				f.Others = append(f.Others, a)
-			}
+			f.Others = append(f.Others, a)
 		}
 		if o.DeletionTimestamp == nil && o.Spec.NodeName == p.Spec.NodeName && !drain.Final(&o.Status) && o.Status.Phase != api.Blocked && before(o, p) {
 			f.Rivals = append(f.Rivals, o.Name)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,11 +21,9 @@ import (
 // Reconcile runs one plan once: read, decide, persist, act, record. It
 // returns when to run it again without an event.
 func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration, error) {
-	if campaign, ok := strings.CutPrefix(name, campaignKey); ok {
-		return c.reconcileCampaign(ctx, campaign)
-	}
 	cached, err := c.plans.Get(name)
 	if apierrors.IsNotFound(err) {
+		c.planWaits.Forget(name)
 		c.mu.Lock()
 		delete(c.superseded, name)
 		delete(c.forecasts, name)
@@ -94,6 +91,7 @@ func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan) (drain.
 	changed := false
 	if err == nil {
 		dec = drain.Decide(f, p, now)
+		c.planWaits.Set(p.Name, dec.Waits)
 		if changed = !apiequality.Semantic.DeepEqual(p.Status, dec.Status); changed {
 			q := p.DeepCopy()
 			q.Status = dec.Status

@@ -59,7 +59,7 @@ func TestStopLeavesTheBacklog(t *testing.T) {
 	c.queue.Add("a")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if c.next(ctx) {
+	if c.next(ctx, c.queue, "plan", c.reconcile) {
 		t.Error("a worker went on after the stop")
 	}
 	if a := cs.Actions(); len(a) != 0 {

@@ -23,6 +23,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/waits"
 )
 
 // Defaults of the spec's optional fields (the CRD sets them too).
@@ -178,6 +179,9 @@ type Decision struct {
 	// Requeue is when to decide again without an event; 0 means only on an
 	// event.
 	Requeue time.Duration
+	// Waits are what the decision waits on: an event of one of them may
+	// change it, and no other event can (but the plan's own).
+	Waits []waits.Wait
 }
 
 // Spec is a plan's spec with every default applied.
@@ -262,13 +266,15 @@ func HoldsCordon(st *api.MaintenancePlanStatus) bool {
 
 // Decide is the next step of plan p given the facts at now.
 func Decide(f Facts, p *api.MaintenancePlan, now time.Time) Decision {
-	d := &decider{f: f, p: p, spec: Defaulted(p.Spec), now: now.UTC().Truncate(time.Second)}
+	d := &decider{f: f, p: p, spec: Defaulted(p.Spec), now: now.UTC().Truncate(time.Second), at: now}
 	d.st = *p.Status.DeepCopy()
 	d.dec.Owner, d.dec.Reason = Owner(p), p.Spec.Reason
+	d.waits = waits.Set{}
 	d.decide()
 	d.restoreOnStop()
 	d.finish()
 	d.forecast()
+	d.declare()
 	d.dec.Status = d.st
 	return d.dec
 }
@@ -277,15 +283,22 @@ type decider struct {
 	f    Facts
 	p    *api.MaintenancePlan
 	spec Spec
-	now  time.Time
-	st   api.MaintenancePlanStatus
-	dec  Decision
+	// now is the time of the decision in whole seconds, as the status
+	// records times; at is the time itself, from which delays count.
+	now, at time.Time
+	st      api.MaintenancePlanStatus
+	dec     Decision
 	// retry are the active pods whose request got no answer in time: they
 	// may be picked again, read live first.
 	retry map[types.UID]bool
 	// surgeBusy names the owners a surge would scale that carry another
 	// plan's surge.
 	surgeBusy []string
+	// waits are what the decision waits on, as its steps declare them;
+	// parked is a plan that waits for a maintenance slot and nothing else
+	// of its drain (the slot's freeing wakes it, and it decides afresh).
+	waits  waits.Set
+	parked bool
 }
 
 func (d *decider) set(phase api.Phase, reason api.Reason, format string, args ...any) {
@@ -423,6 +436,7 @@ func (d *decider) decide() {
 		if len(w.Cordoning) > show {
 			more = fmt.Sprintf(" and %d more", len(w.Cordoning)-show)
 		}
+		d.waits.Add(waits.Wave, WaveKey(w.Campaign, w.Number))
 		d.set(api.Cordoned, api.WaveCordoning, "node %s is cordoned; waiting for %d of the %d nodes of campaign %s's wave %d to be cordoned (%s%s) before the first eviction, so that no evicted pod lands on a node of the wave",
 			node.Name, len(w.Cordoning), w.Nodes, w.Campaign, w.Number, strings.Join(names, ", "), more)
 		return
@@ -580,6 +594,14 @@ func (d *decider) highRisk(pods []analyze.PodVerdict) bool {
 			}
 		}
 	}
+	// A finding may clear as the pods of its namespace move or become
+	// Ready elsewhere, and their budgets follow.
+	for _, hits := range [][]hit{overlap, noSurge, misconfigured, other} {
+		for _, h := range hits {
+			d.waits.Add(waits.Pods, h.pod.Namespace)
+			d.waits.Add(waits.PDBs, h.pod.Namespace)
+		}
+	}
 	switch {
 	case len(overlap) > 0:
 		v := overlap[0].pod
@@ -653,6 +675,8 @@ func (d *decider) start(node *corev1.Node, ours bool, pods, unknown []analyze.Po
 	}
 	d.count(pods)
 	if d.f.Holders >= d.f.MaxNodes {
+		d.waits.Add(waits.Slot)
+		d.parked = true
 		d.set(api.Pending, api.WaitingForSlot, "%d of %d nodes are in maintenance: waiting for a slot", d.f.Holders, d.f.MaxNodes)
 		return
 	}
@@ -766,8 +790,10 @@ func (d *decider) count(pods []analyze.PodVerdict) {
 	d.st.Pods.Total = d.st.Pods.Evicted + d.st.Pods.Remaining
 }
 
+// requeueAt asks to decide again at t, not before: from the decision's own
+// time, not its time in whole seconds, which is up to a second earlier.
 func (d *decider) requeueAt(t time.Time) {
-	in := max(t.Sub(d.now), time.Nanosecond)
+	in := max(t.Sub(d.at), time.Nanosecond)
 	if d.dec.Requeue == 0 || in < d.dec.Requeue {
 		d.dec.Requeue = in
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/waits"
 )
 
 // Outcomes of an active pod's eviction, as status.evictionProgress.activePods
@@ -32,6 +33,10 @@ const (
 func (d *decider) drain(pods []analyze.PodVerdict) {
 	ep := d.st.EvictionProgress
 	ep.NextActionAt = nil
+	d.waits.Add(waits.Others) // their evictions in flight, a throttle
+	for _, a := range ep.ActivePods {
+		d.waits.Add(waits.PDBs, a.Namespace) // its PDB is the one the API answered with, or none yet
+	}
 	waiting := d.settle()
 	recovered := d.liftCooldowns()
 	d.count(pods)
@@ -46,7 +51,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		}
 		return
 	}
-	if d.f.ThrottledUntil.After(d.now) {
+	if d.f.ThrottledUntil.After(d.at) { // not a whole second: the controller's clock
 		// A throttle is the API server's, not one plan's.
 		d.requeueAt(d.f.ThrottledUntil)
 		d.set(api.CoolingDown, api.EvictionThrottled, "the API server throttled another plan's eviction: evictions resume at %s", d.f.ThrottledUntil.UTC().Format(time.RFC3339))
@@ -67,7 +72,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 	unreflected := d.unreflected()
 	picked := map[string]int{}
 	waited := map[string]bool{}
-	var waits []string
+	var held []string
 	waitReason := api.Reason("")
 	slots := d.spec.MaxConcurrentEvictions - inFlight
 	for _, v := range pods {
@@ -84,9 +89,10 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		}
 		if key != "" {
 			waited[key] = true // undone below if picked
+			d.waits.Add(waits.PDB, key)
 		}
 		if c := d.cooldown(key); key != "" && c != nil {
-			waits = append(waits, fmt.Sprintf("%s: %s", key, c.Message))
+			held = append(held, fmt.Sprintf("%s: %s", key, c.Message))
 			waitReason = cmpReason(waitReason, c.Reason)
 			d.recheck(c)
 			continue
@@ -98,7 +104,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 				return
 			}
 			d.wait(key, reason, pred.Message)
-			waits = append(waits, fmt.Sprintf("%s: %s", key, pred.Message))
+			held = append(held, fmt.Sprintf("%s: %s", key, pred.Message))
 			waitReason = cmpReason(waitReason, reason)
 			continue
 		}
@@ -110,7 +116,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 					msg = fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pred.PDB, pdb.DesiredHealthy, pdb.CurrentHealthy)
 				}
 				d.wait(key, api.BudgetExhausted, msg)
-				waits = append(waits, key+": "+msg)
+				held = append(held, key+": "+msg)
 				waitReason = cmpReason(waitReason, api.BudgetExhausted)
 				continue
 			}
@@ -153,20 +159,20 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 			names[i] = t.Namespace + "/" + t.Name
 		}
 		d.set(api.Draining, api.EvictionRequested, "evicting %s", strings.Join(names, ", "))
-	case recovered != "" && len(waits) == 0:
+	case recovered != "" && len(held) == 0:
 		// Nothing picked, nothing else waited on: say what changed, and
 		// look again at once.
 		d.set(api.Draining, api.BudgetRecovered, "%s", recovered)
 		d.dec.Requeue = time.Nanosecond
 	case len(waiting) > 0:
 		d.set(api.Draining, api.WaitingForPodExit, "waiting for %s to exit", strings.Join(waiting, ", "))
-	case len(waits) > 0:
-		slices.Sort(waits)
+	case len(held) > 0:
+		slices.Sort(held)
 		if pending := d.surgePending(waited); pending != "" {
-			d.set(api.Draining, api.SurgePending, "%s; %s", pending, strings.Join(slices.Compact(waits), "; "))
+			d.set(api.Draining, api.SurgePending, "%s; %s", pending, strings.Join(slices.Compact(held), "; "))
 			break
 		}
-		d.set(api.CoolingDown, waitReason, "%s", strings.Join(slices.Compact(waits), "; "))
+		d.set(api.CoolingDown, waitReason, "%s", strings.Join(slices.Compact(held), "; "))
 	case inFlight == 0 && d.st.Pods.Remaining == 0:
 		ep.Cooldowns = nil
 		d.set(api.Drained, api.ReasonDrained, "node %s is drained: %d pods evicted; it stays cordoned until spec.release is set", d.spec.NodeName, d.st.Pods.Evicted)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/waits"
 )
 
 // forecastCauses is how many causes status.forecast keeps.
@@ -147,6 +148,7 @@ func (d *decider) neverCompletes() bool {
 		more = fmt.Sprintf("; and %d more", len(never)-3)
 		never = never[:3]
 	}
+	d.waits.Add(waits.Placement)
 	d.set(api.Blocked, api.DrainNeverCompletes, "the drain of node %s would never complete, so nothing was written: %s%s", d.spec.NodeName, strings.Join(never, "; "), more)
 	return true
 }

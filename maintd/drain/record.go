@@ -45,14 +45,14 @@ func (a Answer) message() string {
 // the plan; an unknown answer keeps the pod active and is never assumed
 // either way.
 func Record(p *api.MaintenancePlan, st api.MaintenancePlanStatus, answers []Answer, now time.Time) api.MaintenancePlanStatus {
-	now = now.UTC().Truncate(time.Second)
 	st = *st.DeepCopy()
 	spec := Defaulted(p.Spec)
 	ep := st.EvictionProgress
 	if ep == nil {
 		return st
 	}
-	r := recorder{st: &st, ep: ep, spec: spec, now: now}
+	r := newRecorder(&st, spec, now)
+	now = r.now
 	for _, a := range answers {
 		r.answer(a)
 	}
@@ -81,15 +81,22 @@ func Record(p *api.MaintenancePlan, st api.MaintenancePlanStatus, answers []Answ
 }
 
 type recorder struct {
-	st       *api.MaintenancePlanStatus
-	ep       *api.EvictionProgress
-	spec     Spec
-	now      time.Time
+	st   *api.MaintenancePlanStatus
+	ep   *api.EvictionProgress
+	spec Spec
+	// now is the time of the answers in whole seconds, as the status
+	// records times; at is the time itself.
+	now, at  time.Time
 	blocked  *api.Cooldown
 	cooling  []api.Cooldown
 	messages []string
 	names    []string
 	accepted int
+}
+
+// newRecorder records answers given at now into st.
+func newRecorder(st *api.MaintenancePlanStatus, spec Spec, now time.Time) recorder {
+	return recorder{st: st, ep: st.EvictionProgress, spec: spec, now: now.UTC().Truncate(time.Second), at: now}
 }
 
 func (r *recorder) answer(a Answer) {
@@ -205,7 +212,10 @@ func (r *recorder) waits() string {
 
 // cool starts or extends key's cooldown by wait, capped by maxCooldown.
 func (r *recorder) cool(key string, reason api.Reason, wait time.Duration, rv, msg string) {
-	until := metav1.NewTime(r.now.Add(min(wait, r.spec.MaxCooldown)))
+	// From the answer's own time, and up to the next whole second: a
+	// Retry-After counts from when it was said, and the status keeps
+	// whole seconds (rounded down, it would end up to a second early).
+	until := metav1.NewTime(ceilSecond(r.at.Add(min(wait, r.spec.MaxCooldown))))
 	c := r.find(key)
 	if c == nil {
 		r.ep.Cooldowns = append(r.ep.Cooldowns, api.Cooldown{PDB: key})
@@ -256,7 +266,7 @@ func RecordDryRun(p *api.MaintenancePlan, st api.MaintenancePlanStatus, answers 
 	if ep := st.EvictionProgress; ep != nil {
 		// A throttle holds every plan's evictions, dry runs' too: it is
 		// recorded as any plan's would be.
-		r := recorder{st: &st, ep: ep, spec: Defaulted(p.Spec), now: now.UTC().Truncate(time.Second)}
+		r := newRecorder(&st, Defaulted(p.Spec), now)
 		for _, a := range answers {
 			if a.outcome() == evict.Throttled {
 				r.cool(GlobalKey, api.EvictionThrottled, retryAfter(a.Result, time.Second), "", a.message())
@@ -285,4 +295,12 @@ func RecordDryRun(p *api.MaintenancePlan, st api.MaintenancePlanStatus, answers 
 	}
 	SetConditions(&st, p.Generation, now.UTC().Truncate(time.Second))
 	return st
+}
+
+// ceilSecond is t rounded up to a whole second.
+func ceilSecond(t time.Time) time.Time {
+	if u := t.Truncate(time.Second); u.Before(t) {
+		return u.Add(time.Second)
+	}
+	return t
 }

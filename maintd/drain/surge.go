@@ -326,7 +326,7 @@ func RecordScales(p *api.MaintenancePlan, st api.MaintenancePlanStatus, answers 
 		st.Message = st.Message[:i]
 	}
 	if len(blocked) > 0 {
-		r := recorder{st: &st, ep: ep, spec: Defaulted(p.Spec), now: now}
+		r := newRecorder(&st, Defaulted(p.Spec), now)
 		r.block(api.SurgeImpossible, strings.Join(blocked, "; "))
 		st.Phase, st.Reason, st.Message = api.Blocked, api.SurgeImpossible, r.blocked.Message
 	}

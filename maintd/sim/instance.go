@@ -33,12 +33,16 @@ import (
 // requests the world serves, with its own watches and what its caches were
 // sent (mirror).
 type instance struct {
-	id       int
-	name     string
-	ctrl     *controller.Controller
-	queue    *queue
-	cancel   context.CancelFunc
-	selector labels.Selector
+	id   int
+	name string
+	ctrl *controller.Controller
+	// queue and campaigns are the plans' and the campaigns' workqueues
+	// (their delays), and retrying the rate limiters over them, which
+	// count the retries after an error.
+	queue, campaigns *queue
+	retrying         [2]workqueue.TypedRateLimitingInterface[string]
+	cancel           context.CancelFunc
+	selector         labels.Selector
 	// dead: killed; every request it makes fails as if never sent.
 	dead bool
 	// caughtUp: it has read the plans live, as a new leader does.
@@ -91,10 +95,13 @@ func (w *World) start(sel labels.Selector, name string) *instance {
 	plans := &pfake.Clientset{}
 	plans.AddReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) { return w.request(in, a) })
 	plans.AddWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) { return w.watch(in, a) })
-	in.queue = newQueue(w.clock)
-	rl := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: in.name, DelayingQueue: in.queue})
+	in.queue, in.campaigns = newQueue(w.clock), newQueue(w.clock)
+	limited := func(q *queue, name string) workqueue.TypedRateLimitingInterface[string] {
+		return workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, DelayingQueue: q})
+	}
+	in.retrying = [2]workqueue.TypedRateLimitingInterface[string]{limited(in.queue, in.name), limited(in.campaigns, in.name+"-campaigns")}
 	in.ctrl = controller.New(controller.Config{
 		Clients:   controller.Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2()},
 		Plans:     plans.MaintenanceV1alpha1().MaintenancePlans(),
@@ -103,7 +110,7 @@ func (w *World) start(sel labels.Selector, name string) *instance {
 		Selector:  sel, MaxNodes: w.MaxNodes, Now: w.clock.Now, Pause: pauseSwitch,
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Events: recorder{w, in},
-		Queue:  rl, Serial: true,
+		Queue:  in.retrying[0], CampaignQueue: in.retrying[1], Serial: true,
 		// No decision builds a snapshot or runs an analysis while it
 		// holds the lock every decision shares.
 		LockViolation: func(what string) { w.violate("%s: %s while the decisions' shared lock is held", in.name, what) },
@@ -164,6 +171,7 @@ func (w *World) stop(in *instance, how string) {
 	w.mu.Unlock()
 	in.cancel()
 	in.queue.ShutDown()
+	in.campaigns.ShutDown()
 	w.mu.Lock()
 	for _, wt := range in.watchers {
 		wt.Stop()

@@ -310,8 +310,11 @@ var schedules = map[string]struct {
 				for range 20 {
 					w.deliverAll()
 					in.queue.flush()
-					in.ctrl.ProcessNext(ctxBackground)
+					in.campaigns.flush()
+					in.ctrl.ProcessNext(ctxBackground, false)
+					in.ctrl.ProcessNext(ctxBackground, true)
 					in.queue.flush()
+					in.campaigns.flush()
 					w.check()
 				}
 			}

@@ -84,6 +84,9 @@ type World struct {
 	// deleting it, nodes going NotReady and back.
 	campaigning *rand.Rand
 	campaign    bool
+	// picking draws, apart from rng, which of a leader's queues (plans,
+	// campaigns) is served first at each step.
+	picking *rand.Rand
 	// replicas are the Deployments' replica counts as people set them:
 	// once every surge is restored, each has its own.
 	replicas  map[string]int32
@@ -134,7 +137,7 @@ func retries(pr string) bool {
 func New(seed int64) *World {
 	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), pinning: rand.New(rand.NewPCG(uint64(seed), 0x919)),
 		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), pausing: rand.New(rand.NewPCG(uint64(seed), 0xba05e)),
-		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
+		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
 		silence: map[types.UID]*silence{}}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
@@ -488,10 +491,15 @@ func (w *World) process() bool {
 		in.caughtUp = true
 	}
 	in.queue.flush()
-	if !in.ctrl.ProcessNext(ctxBackground) {
+	in.campaigns.flush()
+	// Which queue goes first is the seed's: a campaign's decision and a
+	// plan's interleave as their workers' would.
+	first := w.picking.IntN(2) == 0
+	if !in.ctrl.ProcessNext(ctxBackground, first) && !in.ctrl.ProcessNext(ctxBackground, !first) {
 		return false
 	}
 	in.queue.flush()
+	in.campaigns.flush()
 	return true
 }
 
@@ -520,6 +528,7 @@ func (w *World) next() time.Time {
 	for _, in := range w.instances {
 		if !in.dead {
 			earlier(in.queue.flush())
+			earlier(in.campaigns.flush())
 		}
 	}
 	w.mu.Lock()
@@ -1382,9 +1391,17 @@ func (w *World) stuck(strict bool) {
 			scheduled[k] = true
 		}
 		in.queue.mu.Unlock()
+		in.campaigns.mu.Lock()
+		for k := range in.campaigns.waiting {
+			scheduled["campaign/"+k] = true
+		}
+		in.campaigns.mu.Unlock()
 	}
 	w.surged(scheduled)
 	w.pausedPlans(scheduled)
+	if !strict {
+		w.woken()
+	}
 	held := w.held()
 	// The PDBs under which a live plan has a request whose answer may
 	// still come (or be tried again): waiting on them is right.
@@ -1407,7 +1424,7 @@ func (w *World) stuck(strict bool) {
 	for _, o := range w.s.list(plansR, "", nil) {
 		p := o.(*api.MaintenancePlan)
 		st := p.Status
-		if st.Reason == api.WaitingForSlot && len(held) < w.MaxNodes {
+		if st.Reason == api.WaitingForSlot && len(held) < w.MaxNodes && p.DeletionTimestamp == nil && !scheduled[p.Name] {
 			w.violate("plan %s waits for a slot while %d of %d nodes are in maintenance", p.Name, len(held), w.MaxNodes)
 		}
 		if st.Reason == api.DrainNeverCompletes && p.DeletionTimestamp == nil && !scheduled[p.Name] {
@@ -1432,6 +1449,59 @@ func (w *World) stuck(strict bool) {
 					w.logf("  its evictions in flight: %+v; the PDB's status: %+v", ep.ActivePods, pdb.Status)
 				}
 			}
+		}
+	}
+}
+
+// woken checks, at an idle point, that every plan and campaign at rest
+// would decide what its status says if it decided now: otherwise something
+// it waits on changed and no event woke it (a wait it did not declare, or a
+// wake-up lost). A delay queued for it does not excuse it (a deadline's is
+// hours away), but a retry after an error does. The decision is the
+// leader's own, made from its caches without acting; w.mu is held.
+func (w *World) woken() {
+	in := w.leader()
+	if in == nil || !in.caughtUp || !in.ctrl.HasSynced() {
+		return
+	}
+	retrying := func(kind int, name string) bool { return in.retrying[kind].NumRequeues(name) > 0 }
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		// A plan waiting for a slot rests on the slot alone: its checks
+		// are made again when one is free (and a free slot it waits for
+		// is flagged by stuck).
+		if retrying(0, p.Name) || p.DeletionTimestamp != nil || drain.Final(&p.Status) || p.Status.Reason == api.WaitingForSlot {
+			continue
+		}
+		cached, dec, ok, err := in.ctrl.Would(p.Name)
+		if err != nil {
+			w.failf("%s: decide plan %s: %v", in.name, p.Name, err)
+			return
+		}
+		if !ok || cached.ResourceVersion != p.ResourceVersion {
+			continue
+		}
+		if st := dec.Status; dec.Action != drain.None || st.Phase != p.Status.Phase || st.Reason != p.Status.Reason {
+			w.violate("plan %s rests as %s/%s and would now decide %s/%s (action %q): nothing woke it; its last decision waited on %v",
+				p.Name, p.Status.Phase, p.Status.Reason, st.Phase, st.Reason, dec.Action, in.ctrl.Waits(p.Name, false))
+		}
+	}
+	for _, o := range w.s.list(campsR, "", nil) {
+		m := o.(*api.MaintenanceCampaign)
+		if retrying(1, m.Name) || m.DeletionTimestamp != nil || campaign.Final(&m.Status) {
+			continue
+		}
+		cached, dec, ok, err := in.ctrl.WouldCampaign(m.Name)
+		if err != nil {
+			w.failf("%s: decide campaign %s: %v", in.name, m.Name, err)
+			return
+		}
+		if !ok || cached.ResourceVersion != m.ResourceVersion {
+			continue
+		}
+		if st := dec.Status; len(dec.Create) > 0 || len(dec.Release) > 0 || st.Phase != m.Status.Phase || st.Reason != m.Status.Reason {
+			w.violate("campaign %s rests as %s/%s and would now decide %s/%s (%d plans to make, %d to release): nothing woke it; its last decision waited on %v",
+				m.Name, m.Status.Phase, m.Status.Reason, st.Phase, st.Reason, len(dec.Create), len(dec.Release), in.ctrl.Waits(m.Name, true))
 		}
 	}
 }

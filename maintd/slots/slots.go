@@ -69,3 +69,14 @@ func Nodes(held []Holder) []string {
 	}
 	return out
 }
+
+// Changed reports whether a plan's update (old to p; old nil for a plan
+// created, p nil for one deleted) can change Held: a plan that comes or
+// goes makes the annotations naming it count or not, and a plan's intent
+// to cordon (Cordoning) holds a slot until its annotation shows.
+func Changed(old, p *api.MaintenancePlan) bool {
+	if old == nil || p == nil {
+		return true
+	}
+	return old.UID != p.UID || (old.Status.Phase == api.Cordoning) != (p.Status.Phase == api.Cordoning)
+}
