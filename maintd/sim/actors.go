@@ -1,0 +1,249 @@
+// The faults the world injects, and the people and nodes that act in it.
+
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	k8stesting "k8s.io/client-go/testing"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
+)
+
+// arm injects a fault into the next request it fits.
+func (w *World) arm(k faultKind) {
+	w.armed = append(w.armed, armedFault{kind: k})
+	w.logf("arm fault %s", k)
+}
+
+type faultKind string
+
+const (
+	none       faultKind = ""
+	killBefore faultKind = "kill-before-request"
+	// killBeforeEviction kills before the next eviction only (a script's).
+	killBeforeEviction faultKind = "kill-before-eviction"
+	killAfter          faultKind = "kill-after-request"
+	// killAfterScale kills after the next write to an owner is applied (a
+	// script's).
+	killAfterScale faultKind = "kill-after-scale"
+	conflict       faultKind = "409-on-status-write"
+	throttle       faultKind = "429-throttle-eviction"
+	lost           faultKind = "eviction-answer-lost"
+	timeoutApplied faultKind = "eviction-timeout-applied"
+	timeoutNotSent faultKind = "eviction-timeout-not-applied"
+)
+
+var faultKinds = []faultKind{killBefore, killAfter, conflict, throttle, lost, timeoutApplied, timeoutNotSent}
+
+type armedFault struct{ kind faultKind }
+
+// fault is the fault the next request of in meets, if one is armed for
+// it; w.mu is held.
+func (w *World) fault(in *instance, a k8stesting.Action) faultKind {
+	if in != w.leader() || a.GetVerb() == "get" || a.GetVerb() == "list" {
+		return none
+	}
+	eviction := a.GetSubresource() == "eviction"
+	for i, f := range w.armed {
+		fits := false
+		switch f.kind {
+		case killBefore, killAfter:
+			fits = true
+		case conflict:
+			fits = a.GetResource() == plansR && a.GetSubresource() == "status"
+		case killBeforeEviction:
+			fits = eviction
+		case killAfterScale:
+			fits = a.GetResource() == depsR || a.GetResource() == rsR
+		default:
+			fits = eviction
+		}
+		if fits {
+			w.armed = slices.Delete(w.armed, i, i+1)
+			return f.kind
+		}
+	}
+	return none
+}
+
+// actor plays another actor: a person, another drainer.
+func (w *World) actor() {
+	r := w.rng
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	nodes := w.s.list(nodesR, "", nil)
+	plans := w.s.list(plansR, "", nil)
+	if w.pauses && w.pausing.IntN(4) == 0 {
+		w.togglePause()
+		return
+	}
+	if w.campaign && w.campaigning.IntN(4) == 0 {
+		w.campaignActor()
+		return
+	}
+	if w.surge && w.surging.IntN(8) == 0 {
+		// A person adds a replica to an app, maybe while a surge holds it.
+		deps := w.s.list(depsR, Namespace, nil)
+		d := deps[w.surging.IntN(len(deps))].(*appsv1.Deployment)
+		n := ptrOr(d.Spec.Replicas, 1) + 1
+		_, err := w.s.patch(depsR, Namespace, d.Name, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, n))
+		if err == nil {
+			w.replicas[d.Name]++
+		}
+		w.logf("person: scale %s to %d (surge %q) -> %s", d.Name, n, d.Annotations[drain.SurgeAnnotation], errText(err))
+		return
+	}
+	if w.pinned && w.pinning.IntN(10) == 0 {
+		if len(plans) > 0 && w.pinning.IntN(3) == 0 {
+			// A person accepts replacements that fit nowhere now (an
+			// autoscaler would add the room).
+			p := plans[w.pinning.IntN(len(plans))].(*api.MaintenancePlan)
+			p.Spec.AcceptedRisks = append(p.Spec.AcceptedRisks, "replacement-unschedulable")
+			_, err := w.s.update(plansR, p, false)
+			w.logf("person: accept replacement-unschedulable on %s -> %s", p.Name, errText(err))
+			return
+		}
+		// A person labels a node for the pinned workload: labels are only
+		// added, so a replacement that fits in the caches fits for real.
+		node := nodes[w.pinning.IntN(len(nodes))].(*corev1.Node)
+		_, err := w.s.patch(nodesR, "", node.Name, []byte(`{"metadata":{"labels":{"disk":"ssd"}}}`))
+		w.logf("person: label %s disk=ssd -> %s", node.Name, errText(err))
+		return
+	}
+	switch r.IntN(7) {
+	case 0: // a person cordons a node (kubectl cordon: no owner annotation)
+		node := nodes[r.IntN(len(nodes))].(*corev1.Node)
+		_, err := w.s.patch(nodesR, "", node.Name, []byte(`{"spec":{"unschedulable":true}}`))
+		w.logf("person: cordon %s -> %s", node.Name, errText(err))
+	case 1: // a person uncordons a node (kubectl uncordon)
+		node := nodes[r.IntN(len(nodes))].(*corev1.Node)
+		_, err := w.s.patch(nodesR, "", node.Name, []byte(`{"spec":{"unschedulable":null}}`))
+		w.logf("person: uncordon %s -> %s", node.Name, errText(err))
+	case 2: // another drainer evicts a pod
+		pods := w.s.list(podsR, Namespace, nil)
+		if len(pods) == 0 {
+			return
+		}
+		pod := pods[r.IntN(len(pods))].(*corev1.Pod)
+		v := w.s.evict(&policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}})
+		w.logf("another drainer: evict %s -> %d", pod.Name, v.Code)
+	case 3, 4: // a person releases, deletes or edits a plan
+		if len(plans) == 0 {
+			return
+		}
+		p := plans[r.IntN(len(plans))].(*api.MaintenancePlan)
+		switch r.IntN(4) {
+		case 0:
+			p.Spec.Release = true
+			_, err := w.s.update(plansR, p, false)
+			w.logf("person: release %s -> %s", p.Name, errText(err))
+		case 1:
+			_, err := w.s.remove(plansR, "", p.Name, "", false)
+			w.logf("person: delete %s -> %s", p.Name, errText(err))
+		case 2:
+			p.Spec.DryRun = !p.Spec.DryRun
+			_, err := w.s.update(plansR, p, false)
+			w.logf("person: dryRun=%t on %s -> %s", p.Spec.DryRun, p.Name, errText(err))
+		case 3:
+			p.Spec.AcceptedRisks = append(p.Spec.AcceptedRisks, "single-replica")
+			_, err := w.s.update(plansR, p, false)
+			w.logf("person: edit acceptedRisks of %s -> %s", p.Name, errText(err))
+		}
+	case 5: // a person creates another plan
+		node := nodes[r.IntN(len(nodes))].(*corev1.Node)
+		name := fmt.Sprintf("late-%d", len(w.trace))
+		_, err := w.s.create(plansR, &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: api.MaintenancePlanSpec{NodeName: node.Name, AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 20 * time.Minute}}})
+		w.logf("person: create plan %s for %s -> %s", name, node.Name, errText(err))
+	case 6: // a budget changes
+		pdbs := w.s.list(pdbsR, Namespace, nil)
+		if len(pdbs) == 0 {
+			return
+		}
+		pdb := pdbs[r.IntN(len(pdbs))].(*policyv1.PodDisruptionBudget)
+		if pdb.Spec.MaxUnavailable != nil {
+			v := intstr.FromInt32(pdb.Spec.MaxUnavailable.IntVal%2 + 1)
+			pdb.Spec.MaxUnavailable = &v
+		}
+		_, err := w.s.update(pdbsR, pdb, false)
+		w.logf("person: edit PDB %s -> %s", pdb.Name, errText(err))
+	}
+}
+
+// campaignActor plays a campaign's people and the cluster's sickness: a
+// node goes NotReady or comes back, a person releases the campaign, or
+// (rarely) deletes it; w.mu is held.
+func (w *World) campaignActor() {
+	cr := w.campaigning
+	switch n := cr.IntN(10); {
+	case n < 5:
+		nodes := w.s.list(nodesR, "", nil)
+		node := nodes[cr.IntN(len(nodes))].(*corev1.Node)
+		ready := corev1.ConditionFalse
+		if !nodeIsReady(node) {
+			ready = corev1.ConditionTrue
+		}
+		w.setReady(node.Name, ready)
+	case n < 9:
+		_, err := w.s.patch(campsR, "", "fleet", []byte(`{"spec":{"release":true}}`))
+		w.logf("person: release campaign fleet -> %s", errText(err))
+	default:
+		_, err := w.s.remove(campsR, "", "fleet", "", false)
+		w.logf("person: delete campaign fleet -> %s", errText(err))
+	}
+}
+
+// setReady sets a node's Ready condition, as its kubelet (or the node
+// lifecycle controller, once the kubelet is silent) does; w.mu is held.
+func (w *World) setReady(name string, ready corev1.ConditionStatus) {
+	o, err := w.s.get(nodesR, "", name)
+	if err != nil {
+		return
+	}
+	node := o.(*corev1.Node)
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}
+	_, err = w.s.update(nodesR, node, true)
+	w.logf("node %s: Ready %s -> %s", name, ready, errText(err))
+}
+
+func nodeIsReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// pauseSwitch is the simulated maintd's pause switch.
+var pauseSwitch = types.NamespacedName{Namespace: "maintd-system", Name: "maintd-pause"}
+
+// togglePause creates the pause switch, or deletes it, as a person does;
+// w.mu is held.
+func (w *World) togglePause() {
+	if _, err := w.s.get(cmsR, pauseSwitch.Namespace, pauseSwitch.Name); err == nil {
+		_, err := w.s.remove(cmsR, pauseSwitch.Namespace, pauseSwitch.Name, "", false)
+		w.logf("person: resume maintenance (delete the pause switch) -> %s", errText(err))
+		return
+	}
+	_, err := w.s.create(cmsR, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: pauseSwitch.Namespace, Name: pauseSwitch.Name},
+		Data: map[string]string{"reason": "incident"}})
+	w.logf("person: pause maintenance (create the pause switch) -> %s", errText(err))
+}
+
+// pausedFor reports whether in's caches show the pause switch; w.mu is
+// held.
+func (w *World) pausedFor(in *instance) bool {
+	_, ok := in.mirror[cmsR][pauseSwitch.String()]
+	return ok
+}

@@ -1,0 +1,691 @@
+// The promises maintd keeps, checked as the world runs and once it settled.
+
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
+	"github.com/sentinel-go/sentinel/k8s-evict/evict"
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/campaign"
+	"github.com/sentinel-go/sentinel/maintd/drain"
+	"github.com/sentinel-go/sentinel/maintd/slots"
+)
+
+// --- the invariants -------------------------------------------------------
+
+// checkEviction checks, before the endpoint answers, that an eviction in
+// sends is one its caches (what was sent to its watches) predict the API
+// accepts, counting the evictions maintd made that those caches do not
+// show yet; and that no 429 is sent again before a newer status of its
+// budget. w.mu is held.
+func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
+	if ev.DeleteOptions != nil && len(ev.DeleteOptions.DryRun) > 0 {
+		return
+	}
+	if w.pausedFor(in) {
+		w.violate("%s evicted %s/%s while its caches showed maintenance paused", in.name, ev.Namespace, ev.Name)
+	}
+	if now := w.clock.Now(); now.Before(w.throttled) {
+		w.violate("%s evicted %s/%s %s before the Retry-After of a throttling 429 ended", in.name, ev.Namespace, ev.Name, w.throttled.Sub(now))
+	}
+	o, ok := in.mirror[podsR][key(ev.Namespace, ev.Name)]
+	if !ok {
+		w.violate("%s evicted %s/%s, which its cache does not hold", in.name, ev.Namespace, ev.Name)
+		return
+	}
+	pod := o.(*corev1.Pod)
+	w.checkWave(in, pod)
+	if uid := ev.DeleteOptions; uid == nil || uid.Preconditions == nil || uid.Preconditions.UID == nil || *uid.Preconditions.UID != pod.UID {
+		w.violate("%s evicted %s/%s without the cached pod's UID as precondition", in.name, ev.Namespace, ev.Name)
+	}
+	if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning {
+		return
+	}
+	var pdbs []*policyv1.PodDisruptionBudget
+	for _, k := range sortedKeys(in.mirror[pdbsR]) {
+		pdb := in.mirror[pdbsR][k].(*policyv1.PodDisruptionBudget)
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err == nil && pdb.Spec.Selector != nil && pdb.Namespace == pod.Namespace && sel.Matches(labels.Set(pod.Labels)) {
+			pdbs = append(pdbs, pdb)
+		}
+	}
+	switch {
+	case len(pdbs) > 1:
+		w.violate("%s evicted %s/%s, which its cache shows under %d PDBs (the API answers 500)", in.name, ev.Namespace, ev.Name, len(pdbs))
+		return
+	case len(pdbs) == 0:
+		return
+	}
+	pdb := pdbs[0]
+	if !ready(pod) {
+		return // the unhealthy-pod policy decides; maintd's analysis predicts it
+	}
+	rv, _ := parseRV(pdb.ResourceVersion)
+	pk := key(pdb.Namespace, pdb.Name)
+	if at, ok := w.refused[pk]; ok && rv <= at {
+		w.violate("%s evicted %s/%s under PDB %s again before a newer status of it (429 at version %d, cache at %d)", in.name, ev.Namespace, ev.Name, pk, at, rv)
+	}
+	if pdb.Status.ObservedGeneration < pdb.Generation {
+		w.violate("%s evicted %s/%s while its cache shows PDB %s not yet processed", in.name, ev.Namespace, ev.Name, pk)
+		return
+	}
+	unseen := 0
+	for _, e := range w.spent[pk] {
+		if e > rv {
+			unseen++
+		}
+	}
+	if int(pdb.Status.DisruptionsAllowed)-unseen <= 0 {
+		w.violate("%s evicted %s/%s while its cache shows PDB %s allowing %d disruptions and %d evictions of maintd not yet in it", in.name, ev.Namespace, ev.Name, pk, pdb.Status.DisruptionsAllowed, unseen)
+	}
+}
+
+// campaignOf is the campaign that owns plan p in objs (by name), nil for
+// none.
+func campaignOf(p *api.MaintenancePlan, camps map[string]runtime.Object) *api.MaintenanceCampaign {
+	ref := metav1.GetControllerOf(p)
+	if ref == nil || ref.Kind != "MaintenanceCampaign" {
+		return nil
+	}
+	if o, ok := camps[ref.Name]; ok && o.(*api.MaintenanceCampaign).UID == ref.UID {
+		return o.(*api.MaintenanceCampaign)
+	}
+	return nil
+}
+
+func breakerOpen(c *api.MaintenanceCampaign) bool {
+	return c != nil && c.Status.Breaker != nil && c.Status.Breaker.Open
+}
+
+// checkWave checks an eviction of a pod on the node of a campaign's plan:
+// its campaign's breaker is not open in the instance's caches, and no plan
+// of its wave is still about to cordon, in those caches and on the server
+// (the plans of a wave cordon before any of them evicts, so that no
+// evicted pod lands on a node of the wave). w.mu is held.
+func (w *World) checkWave(in *instance, pod *corev1.Pod) {
+	var mine *api.MaintenancePlan
+	for _, o := range w.s.list(plansR, "", nil) {
+		if p := o.(*api.MaintenancePlan); p.Spec.NodeName == pod.Spec.NodeName && p.Labels[api.CampaignLabel] != "" && p.DeletionTimestamp == nil && drain.HoldsCordon(&p.Status) {
+			mine = p
+		}
+	}
+	if mine == nil {
+		return
+	}
+	if c := campaignOf(mine, in.mirror[campsR]); breakerOpen(c) {
+		w.violate("%s evicted %s/%s for plan %s while its caches showed campaign %s's breaker open (%s)", in.name, pod.Namespace, pod.Name, mine.Name, c.Name, c.Status.Breaker.Reason)
+	}
+	for _, o := range w.s.list(plansR, "", nil) {
+		q := o.(*api.MaintenancePlan)
+		if q.UID == mine.UID || q.Labels[api.CampaignLabel] != mine.Labels[api.CampaignLabel] || q.Labels[api.WaveLabel] != mine.Labels[api.WaveLabel] || q.DeletionTimestamp != nil {
+			continue
+		}
+		cached, ok := in.mirror[plansR][q.Name]
+		if ok && campaign.AboutToCordon(&q.Status) && campaign.AboutToCordon(&cached.(*api.MaintenancePlan).Status) {
+			w.violate("%s evicted %s/%s for plan %s while plan %s of its wave %s was still %s/%s (not yet cordoned)", in.name, pod.Namespace, pod.Name, mine.Name, q.Name, q.Labels[api.WaveLabel], q.Status.Phase, q.Status.Reason)
+		}
+	}
+}
+
+// madePlan checks a plan a campaign made: not while its caches show the
+// pause switch or the campaign's breaker open, and not before every plan
+// of the waves before it is done. w.mu is held.
+func (w *World) madePlan(in *instance, p *api.MaintenancePlan) {
+	// The switch as the instance's caches show it; the breaker as the
+	// campaign's status says, which maintd writes before it makes a wave
+	// (the decision that closes the breaker may make the wave).
+	camps := map[string]runtime.Object{}
+	for _, o := range w.s.list(campsR, "", nil) {
+		camps[keyOf(o)] = o
+	}
+	if w.pausedFor(in) || breakerOpen(campaignOf(p, camps)) {
+		w.violate("%s made plan %s while its caches showed maintenance paused, or its campaign's breaker open", in.name, p.Name)
+	}
+	wave := campaign.WaveOf(p)
+	for _, o := range w.s.list(plansR, "", nil) {
+		q := o.(*api.MaintenancePlan)
+		if q.Labels[api.CampaignLabel] == p.Labels[api.CampaignLabel] && campaign.WaveOf(q) < wave && !drain.Final(&q.Status) && q.DeletionTimestamp == nil {
+			w.violate("%s made plan %s of wave %d while plan %s of wave %d is %s/%s", in.name, p.Name, wave, q.Name, campaign.WaveOf(q), q.Status.Phase, q.Status.Reason)
+		}
+	}
+	w.logf("%s: made plan %s for %s, wave %d", in.name, p.Name, p.Spec.NodeName, wave)
+}
+
+// evicted records what an eviction of maintd did; w.mu is held.
+func (w *World) evicted(in *instance, ev *policyv1.Eviction, v Verdict) {
+	if ev.DeleteOptions != nil && len(ev.DeleteOptions.DryRun) > 0 {
+		return
+	}
+	w.logf("%s: evict %s/%s -> %d %s", in.name, ev.Namespace, ev.Name, v.Code, statusText(v.Status))
+	if v.PDB != "" {
+		pk := key(ev.Namespace, v.PDB)
+		w.spent[pk] = append(w.spent[pk], v.PDBVersion)
+	}
+	if v.Applied {
+		uid := *ev.DeleteOptions.Preconditions.UID
+		w.evictions[uid]++
+		if w.evictions[uid] > 1 {
+			w.violate("pod %s/%s (uid %s) evicted %d times", ev.Namespace, ev.Name, uid, w.evictions[uid])
+		}
+	}
+	res := evict.Classify(v.Code, v.Status, nil)
+	if res.Outcome == evict.Throttled {
+		w.throttle = w.clock.Now().Add(time.Duration(res.RetryAfterSeconds) * time.Second)
+	}
+	if res.Outcome == evict.BudgetExhausted && res.PDB != nil {
+		pk := key(ev.Namespace, res.PDB.Name)
+		if o, ok := in.mirror[pdbsR][pk]; ok {
+			rv, _ := parseRV(o.(*policyv1.PodDisruptionBudget).ResourceVersion)
+			w.refused[pk] = max(w.refused[pk], rv)
+		}
+	}
+}
+
+func statusText(st *metav1.Status) string {
+	if st == nil {
+		return ""
+	}
+	msg := st.Message
+	if st.Details != nil {
+		for _, c := range st.Details.Causes {
+			msg += " (" + c.Message + ")"
+		}
+	}
+	return msg
+}
+
+// wrote records a write of maintd that the invariants follow: a plan's
+// status (silence, the drain's start) and a node's cordon. w.mu is held.
+func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Object) {
+	if a.GetResource() == depsR || a.GetResource() == rsR {
+		w.scaled(in, before, out)
+		return
+	}
+	if a.GetResource() == nodesR {
+		if b, ok := before.(*corev1.Node); ok && w.pausedFor(in) {
+			n := out.(*corev1.Node)
+			if owner := n.Annotations[cordon.OwnerAnnotation]; owner != "" && owner != b.Annotations[cordon.OwnerAnnotation] {
+				w.violate("%s cordoned %s for %s while its caches showed maintenance paused", in.name, n.Name, owner)
+			}
+		}
+		return
+	}
+	p, ok := out.(*api.MaintenancePlan)
+	if ok && a.GetVerb() == "create" {
+		w.madePlan(in, p)
+	}
+	if !ok || a.GetSubresource() != "status" {
+		return
+	}
+	if !w.throttle.IsZero() {
+		w.throttled, w.throttle = w.throttle, time.Time{}
+	}
+	switch ep := p.Status.EvictionProgress; {
+	case p.Status.Phase == api.Cordoning:
+		if _, ok := w.drainStart[p.UID]; !ok {
+			// The second the status records: the API keeps times to the
+			// second, and the deadline counts from startedAt.
+			w.drainStart[p.UID] = w.clock.Now().Truncate(time.Second)
+			w.replaceable(p)
+		}
+	case ep == nil || ep.Scope == "":
+		delete(w.drainStart, p.UID) // the cordon did not happen: back to waiting
+	}
+	// What the instance read: events of other kinds and of other plans,
+	// its own answers and actions; a restart reads everything anew.
+	// The instance's own writes of other plans count too: it reads them
+	// before their events come (Controller.newest).
+	in.wrotePlans++
+	in.wrotePlan[p.Name]++
+	facts := fmt.Sprintf("%d/%d/%d/%d/%d/%d", in.id, in.facts, in.planEvents-in.perPlan[p.Name], in.wrotePlans-in.wrotePlan[p.Name], w.actions, p.Generation)
+	pr := string(p.Status.Phase) + "/" + string(p.Status.Reason)
+	sl := w.silence[p.UID]
+	// A request without an answer waits evictionTimeout, then is tried
+	// again: a wait on time, not on a fact.
+	timed := false
+	if ep := p.Status.EvictionProgress; ep != nil {
+		for _, a := range ep.ActivePods {
+			timed = timed || a.Outcome == drain.Unknown || a.Outcome == drain.Requested || a.Outcome == drain.Gone
+		}
+	}
+	if sl == nil || sl.facts != facts || retries(sl.last) || sl.timed {
+		w.silence[p.UID] = &silence{facts: facts, last: pr, seen: map[string]bool{pr: true}, timed: timed}
+		return
+	}
+	sl.timed = timed
+	switch {
+	case sl.last == pr:
+		diff := ""
+		if b, ok := before.(*api.MaintenancePlan); ok {
+			diff = cmp.Diff(b.Status, p.Status)
+		}
+		w.violate("%s wrote plan %s's status again (%s) while nothing it reads changed: %s", in.name, p.Name, pr, diff)
+	case sl.seen[pr]:
+		w.violate("plan %s flapped back to %s while nothing it reads changed", p.Name, pr)
+	}
+	sl.last, sl.seen[pr] = pr, true
+}
+
+// scaled checks a write of maintd to an owner: a surge's scale-up adds one
+// replica and the annotation naming its plan, to an owner without one; its
+// restore removes the annotation and sets the count RestoreTo says; no
+// other write changes a replica count. w.mu is held.
+func (w *World) scaled(in *instance, before, out runtime.Object) {
+	if before == nil {
+		w.violate("%s wrote an owner that did not exist", in.name)
+		return
+	}
+	bm, _ := meta.Accessor(before)
+	om, _ := meta.Accessor(out)
+	replicas := func(o runtime.Object) int32 {
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			return ptrOr(o.Spec.Replicas, 1)
+		case *appsv1.ReplicaSet:
+			return ptrOr(o.Spec.Replicas, 1)
+		}
+		return 0
+	}
+	was, is := bm.GetAnnotations()[drain.SurgeAnnotation], om.GetAnnotations()[drain.SurgeAnnotation]
+	rb, ro := replicas(before), replicas(out)
+	name := om.GetName()
+	switch {
+	case was == "" && is != "":
+		if w.pausedFor(in) {
+			w.violate("%s surged %s while its caches showed maintenance paused", in.name, name)
+		}
+		if ro != rb+1 {
+			w.violate("%s surged %s from %d to %d replicas, not one more", in.name, name, rb, ro)
+		}
+		w.logf("%s: surge %s %d -> %d for %s", in.name, name, rb, ro, is)
+	case was != "" && is != "":
+		w.violate("%s wrote %s again while it carries the surge of %s (now %s; replicas %d -> %d)", in.name, name, was, is, rb, ro)
+	case was != "" && is == "":
+		from, err := strconv.Atoi(bm.GetAnnotations()[drain.SurgeFromAnnotation])
+		if err != nil {
+			w.violate("%s's surge annotations have no count to restore: %v", name, err)
+			return
+		}
+		to, _, _ := drain.RestoreTo(int32(from), rb)
+		if ro != to {
+			w.violate("%s restored %s to %d replicas (it had %d, %d before the surge); the restore is %d", in.name, name, ro, rb, from, to)
+		}
+		w.logf("%s: restore %s %d -> %d", in.name, name, rb, ro)
+	case rb != ro:
+		w.violate("%s changed %s's replicas from %d to %d without a surge", in.name, name, rb, ro)
+	}
+}
+
+// surged checks that no owner carries the surge of a plan that is gone or
+// stopped (terminal, Blocked, Failed, released or being deleted), unless
+// the controller will look at that plan again (scheduled). w.mu is held.
+func (w *World) surged(scheduled map[string]bool) {
+	plans := map[string]*api.MaintenancePlan{}
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		plans[p.Name] = p
+	}
+	for _, r := range []schema.GroupVersionResource{depsR, rsR} {
+		for _, o := range w.s.list(r, Namespace, nil) {
+			m, _ := meta.Accessor(o)
+			mark := m.GetAnnotations()[drain.SurgeAnnotation]
+			if mark == "" {
+				continue
+			}
+			name, uid, _ := drain.ParseOwner(mark)
+			p := plans[name]
+			switch {
+			case scheduled[name]:
+			case p == nil || p.UID != uid:
+				w.violate("%s %s stays scaled up by the surge of plan %s, which is gone", r.Resource, m.GetName(), name)
+			case drain.Final(&p.Status) || p.Status.Phase == api.Blocked || p.Status.Phase == api.Failed || p.Spec.Release || p.DeletionTimestamp != nil:
+				w.violate("%s %s stays scaled up by the surge of plan %s, which is %s/%s (release %t, deleting %t)", r.Resource, m.GetName(), name, p.Status.Phase, p.Status.Reason, p.Spec.Release, p.DeletionTimestamp != nil)
+			}
+		}
+	}
+}
+
+// pausedPlans checks, when the world is idle, that the plans follow the
+// pause switch: while it exists every plan that can act says paused, and
+// once it is gone none does (unless the controller will look at the plan
+// again). w.mu is held.
+func (w *World) pausedPlans(scheduled map[string]bool) {
+	_, err := w.s.get(cmsR, pauseSwitch.Namespace, pauseSwitch.Name)
+	camps := map[string]runtime.Object{}
+	for _, o := range w.s.list(campsR, "", nil) {
+		camps[keyOf(o)] = o
+	}
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		st := p.Status
+		if scheduled[p.Name] || p.DeletionTimestamp != nil || p.Spec.Release || drain.Final(&st) || st.Phase == api.Drained || st.Phase == "" {
+			continue
+		}
+		on := err == nil || breakerOpen(campaignOf(p, camps))
+		switch paused := st.Reason == api.Paused; {
+		case on && !paused:
+			w.violate("plan %s is %s/%s while maintenance is paused", p.Name, st.Phase, st.Reason)
+		case !on && paused:
+			w.violate("plan %s is still paused after the pause switch was deleted", p.Name)
+		}
+	}
+}
+
+// replaceable checks, when plan p starts its drain, that every pod on its
+// node that a ReplicaSet re-creates has another node its node selector
+// matches: a drain that can never complete blocks before any write. (The
+// simulated scheduler places by node selector and cordons only; nodes gain
+// labels and never lose them.) w.mu is held.
+func (w *World) replaceable(p *api.MaintenancePlan) {
+	if f := p.Status.Forecast; f != nil && f.Verdict == "never" {
+		for _, c := range f.Causes {
+			if c.Verdict == "never" && !slices.Contains(p.Spec.AcceptedRisks, c.Reason) {
+				w.violate("plan %s started its drain with a forecast that says never (%s), not accepted: %+v", p.Name, c.Reason, f.Causes)
+				break
+			}
+		}
+	}
+	if slices.Contains(p.Spec.AcceptedRisks, "replacement-unschedulable") {
+		return // a person accepts pods whose replacements fit nowhere now
+	}
+	for _, o := range w.s.list(podsR, Namespace, nil) {
+		pod := o.(*corev1.Pod)
+		if pod.Spec.NodeName != p.Spec.NodeName || pod.DeletionTimestamp != nil || len(pod.Spec.NodeSelector) == 0 {
+			continue
+		}
+		fits := false
+		for _, no := range w.s.list(nodesR, "", nil) {
+			node := no.(*corev1.Node)
+			fits = fits || (node.Name != p.Spec.NodeName && labels.SelectorFromSet(pod.Spec.NodeSelector).Matches(labels.Set(node.Labels)))
+		}
+		if !fits {
+			w.violate("plan %s started draining node %s, where pod %s's replacement is the only node its selector %v matches", p.Name, p.Spec.NodeName, pod.Name, pod.Spec.NodeSelector)
+		}
+	}
+}
+
+// stranded is a pod on node whose replacement no other node takes (none
+// schedulable that its node selector matches), or ""; w.mu is held.
+func (w *World) stranded(node string) string {
+	for _, o := range w.s.list(podsR, Namespace, nil) {
+		pod := o.(*corev1.Pod)
+		if pod.Spec.NodeName != node || pod.DeletionTimestamp != nil {
+			continue
+		}
+		fits := false
+		for _, no := range w.s.list(nodesR, "", nil) {
+			n := no.(*corev1.Node)
+			fits = fits || (n.Name != node && !n.Spec.Unschedulable && labels.SelectorFromSet(pod.Spec.NodeSelector).Matches(labels.Set(n.Labels)))
+		}
+		if !fits {
+			return pod.Name
+		}
+	}
+	return ""
+}
+
+// event records an Event of maintd; w.mu is held.
+func (w *World) event(in *instance, regarding runtime.Object, typ, reason, action, note string) {
+	m, _ := meta.Accessor(regarding)
+	w.logf("%s: event %s %s on %s: %s", in.name, typ, reason, m.GetName(), note)
+}
+
+// check checks the invariants that hold after every step.
+func (w *World) check() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	plans := map[string]*api.MaintenancePlan{}
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		plans[p.Name] = p
+	}
+	for _, o := range w.s.list(nodesR, "", nil) {
+		node := o.(*corev1.Node)
+		owner := node.Annotations[cordon.OwnerAnnotation]
+		if !drain.IsOwner(owner) {
+			continue
+		}
+		parts := strings.Split(owner, "/")
+		p := plans[parts[1]]
+		switch {
+		case p == nil || string(p.UID) != parts[2]:
+			w.violate("node %s carries the cordon of plan %s, which no longer exists", node.Name, parts[1])
+		case p.Status.Phase == api.Completed:
+			w.violate("node %s carries the cordon of plan %s, which is Completed", node.Name, parts[1])
+		}
+	}
+	held := w.held()
+	for _, p := range plans {
+		if p.Status.Phase == api.Failed && p.Status.Reason == api.DeadlineExceeded {
+			start, ok := w.drainStart[p.UID]
+			deadline := drain.Defaulted(p.Spec).Deadline
+			if !ok {
+				w.violate("plan %s failed its deadline before its drain started", p.Name)
+			} else if w.clock.Now().Before(start.Add(deadline)) {
+				w.violate("plan %s failed its deadline %s after %s of drain", p.Name, deadline, w.clock.Now().Sub(start))
+			}
+		}
+	}
+	if len(held) > w.MaxNodes {
+		w.violate("%d nodes in maintenance (%s), more than %d", len(held), strings.Join(sortedKeys(held), ", "), w.MaxNodes)
+	}
+}
+
+// held is the nodes in maintenance on the server (slots.Held, the
+// definition maintd decides by, over the server's objects); w.mu is held.
+func (w *World) held() map[string]bool {
+	var plans []*api.MaintenancePlan
+	for _, o := range w.s.list(plansR, "", nil) {
+		plans = append(plans, o.(*api.MaintenancePlan))
+	}
+	owners := map[string]string{}
+	for _, o := range w.s.list(nodesR, "", nil) {
+		node := o.(*corev1.Node)
+		owners[node.Name] = node.Annotations[cordon.OwnerAnnotation]
+	}
+	held := map[string]bool{}
+	for _, h := range slots.Held(plans, owners) {
+		held[h.Node] = true
+	}
+	return held
+}
+
+// idle checks, when the world is idle (every event sent, nothing ready to
+// reconcile, the cluster's controllers done), that no plan waits for what
+// is there: a slot that is free, or a PDB that allows a disruption; w.mu is
+// held.
+func (w *World) idle() { w.stuck(false) }
+
+// stuck checks that no plan waits for what is there; at idle points a plan
+// the controller will look at again (a queued delay) is let be, at the end
+// (strict) none is. w.mu is held.
+func (w *World) stuck(strict bool) {
+	scheduled := map[string]bool{}
+	if in := w.leader(); in != nil && !strict {
+		in.queue.mu.Lock()
+		for k := range in.queue.waiting {
+			scheduled[k] = true
+		}
+		in.queue.mu.Unlock()
+		in.campaigns.mu.Lock()
+		for k := range in.campaigns.waiting {
+			scheduled["campaign/"+k] = true
+		}
+		in.campaigns.mu.Unlock()
+	}
+	w.surged(scheduled)
+	w.pausedPlans(scheduled)
+	if !strict {
+		w.woken()
+	}
+	held := w.held()
+	// The PDBs under which a live plan has a request whose answer may
+	// still come (or be tried again): waiting on them is right.
+	asking := map[string]bool{}
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		if ep := p.Status.EvictionProgress; ep != nil && !drain.Final(&p.Status) {
+			for _, a := range ep.ActivePods {
+				if a.Outcome == drain.Requested || a.Outcome == drain.Unknown {
+					asking[a.Namespace+"/"+a.PDB] = true
+				}
+			}
+		}
+	}
+	for _, o := range w.s.list(campsR, "", nil) {
+		if m := o.(*api.MaintenanceCampaign); m.Status.Reason == api.WaitingForSlot && m.DeletionTimestamp == nil && len(held) < w.MaxNodes && !scheduled["campaign/"+m.Name] {
+			w.violate("campaign %s waits for a slot while %d of %d nodes are in maintenance", m.Name, len(held), w.MaxNodes)
+		}
+	}
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		st := p.Status
+		if st.Reason == api.WaitingForSlot && len(held) < w.MaxNodes && p.DeletionTimestamp == nil && !scheduled[p.Name] {
+			w.violate("plan %s waits for a slot while %d of %d nodes are in maintenance", p.Name, len(held), w.MaxNodes)
+		}
+		if st.Reason == api.DrainNeverCompletes && p.DeletionTimestamp == nil && !scheduled[p.Name] {
+			if pod := w.stranded(p.Spec.NodeName); pod == "" {
+				w.violate("plan %s is blocked as never completing, while every pod on node %s has another node to go to", p.Name, p.Spec.NodeName)
+			}
+		}
+		ep := st.EvictionProgress
+		if ep == nil || st.Phase != api.CoolingDown || p.DeletionTimestamp != nil || scheduled[p.Name] {
+			continue
+		}
+		for _, c := range ep.Cooldowns {
+			if (c.Reason != api.BudgetExhausted && c.Reason != api.PDBStale) || asking[c.PDB] {
+				continue
+			}
+			ns, name, _ := strings.Cut(c.PDB, "/")
+			if o, err := w.s.get(pdbsR, ns, name); err == nil {
+				pdb := o.(*policyv1.PodDisruptionBudget)
+				if pdb.Status.DisruptionsAllowed > 0 && pdb.Status.ObservedGeneration >= pdb.Generation {
+					w.violate("plan %s waits on PDB %s, which allows %d disruptions (version %s; the wait is from version %s; %d evictions in flight)",
+						p.Name, c.PDB, pdb.Status.DisruptionsAllowed, pdb.ResourceVersion, c.ResourceVersion, len(ep.ActivePods))
+					w.logf("  its evictions in flight: %+v; the PDB's status: %+v", ep.ActivePods, pdb.Status)
+				}
+			}
+		}
+	}
+}
+
+// woken checks, at an idle point, that every plan and campaign at rest
+// would decide what its status says if it decided now: otherwise something
+// it waits on changed and no event woke it (a wait it did not declare, or a
+// wake-up lost). A delay queued for it does not excuse it (a deadline's is
+// hours away), but a retry after an error does. The decision is the
+// leader's own, made from its caches without acting; w.mu is held.
+func (w *World) woken() {
+	in := w.leader()
+	if in == nil || !in.caughtUp || !in.ctrl.HasSynced() {
+		return
+	}
+	retrying := func(kind int, name string) bool { return in.retrying[kind].NumRequeues(name) > 0 }
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		// A plan waiting for a slot rests on the slot alone: its checks
+		// are made again when one is free (and a free slot it waits for
+		// is flagged by stuck).
+		if retrying(0, p.Name) || p.DeletionTimestamp != nil || drain.Final(&p.Status) || p.Status.Reason == api.WaitingForSlot {
+			continue
+		}
+		cached, dec, ok, err := in.ctrl.Would(p.Name)
+		if err != nil {
+			w.failf("%s: decide plan %s: %v", in.name, p.Name, err)
+			return
+		}
+		if !ok || cached.ResourceVersion != p.ResourceVersion {
+			continue
+		}
+		if st := dec.Status; dec.Action != drain.None || st.Phase != p.Status.Phase || st.Reason != p.Status.Reason {
+			w.violate("plan %s rests as %s/%s and would now decide %s/%s (action %q): nothing woke it; its last decision waited on %v",
+				p.Name, p.Status.Phase, p.Status.Reason, st.Phase, st.Reason, dec.Action, in.ctrl.Waits(p.Name, false))
+		}
+	}
+	for _, o := range w.s.list(campsR, "", nil) {
+		m := o.(*api.MaintenanceCampaign)
+		if retrying(1, m.Name) || m.DeletionTimestamp != nil || campaign.Final(&m.Status) {
+			continue
+		}
+		cached, dec, ok, err := in.ctrl.WouldCampaign(m.Name)
+		if err != nil {
+			w.failf("%s: decide campaign %s: %v", in.name, m.Name, err)
+			return
+		}
+		if !ok || cached.ResourceVersion != m.ResourceVersion {
+			continue
+		}
+		if st := dec.Status; len(dec.Create) > 0 || len(dec.Release) > 0 || st.Phase != m.Status.Phase || st.Reason != m.Status.Reason {
+			w.violate("campaign %s rests as %s/%s and would now decide %s/%s (%d plans to make, %d to release): nothing woke it; its last decision waited on %v",
+				m.Name, m.Status.Phase, m.Status.Reason, st.Phase, st.Reason, len(dec.Create), len(dec.Release), in.ctrl.Waits(m.Name, true))
+		}
+	}
+}
+
+// final checks how the plans ended once the world settled: each is done,
+// failed, or blocked or waiting with a reason and a message that names the
+// cause; none is left in a step of its drain or past its deadline.
+func (w *World) final() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stuck(true)
+	for _, o := range w.s.list(depsR, Namespace, nil) {
+		d := o.(*appsv1.Deployment)
+		if got, want := ptrOr(d.Spec.Replicas, 1), w.replicas[d.Name]; d.Annotations[drain.SurgeAnnotation] == "" && got != want {
+			w.violate("Deployment %s has %d replicas once its surges are restored, not %d as people set it", d.Name, got, want)
+		}
+	}
+	for _, o := range w.s.list(campsR, "", nil) {
+		c := o.(*api.MaintenanceCampaign)
+		st := c.Status
+		if st.Reason == "" || st.Message == "" {
+			w.violate("campaign %s ended %s without a reason or message", c.Name, st.Phase)
+		}
+		done := len(st.Nodes) > 0
+		for _, n := range st.Nodes {
+			p, err := w.s.get(plansR, "", campaign.PlanName(c.Name, n))
+			done = done && err == nil && p.(*api.MaintenancePlan).Status.Phase == api.Completed
+		}
+		if done && st.Phase != api.Completed && st.Phase != api.Failed { // Failed: its deadline passed first
+			w.violate("campaign %s is %s/%s while every plan of it is Completed", c.Name, st.Phase, st.Reason)
+		}
+		if c.Spec.Release && st.Phase == api.Drained {
+			w.violate("campaign %s is released and still Drained: %s", c.Name, st.Message)
+		}
+	}
+	for _, o := range w.s.list(plansR, "", nil) {
+		p := o.(*api.MaintenancePlan)
+		st := p.Status
+		switch st.Phase {
+		case api.Drained, api.Completed, api.Failed:
+		case api.Blocked, api.CoolingDown, api.Pending:
+			if st.Reason == "" || st.Message == "" {
+				w.violate("plan %s ended %s without a reason or message", p.Name, st.Phase)
+			}
+		default:
+			w.violate("plan %s is still %s/%s after the world settled", p.Name, st.Phase, st.Reason)
+		}
+		if start, ok := w.drainStart[p.UID]; ok && st.Phase != api.Drained && st.Phase != api.Completed && st.Phase != api.Failed && st.Phase != api.Blocked &&
+			w.clock.Now().After(start.Add(drain.Defaulted(p.Spec).Deadline+time.Minute)) {
+			w.violate("plan %s is still %s/%s %s after its drain started, past its deadline %s", p.Name, st.Phase, st.Reason, w.clock.Now().Sub(start), drain.Defaulted(p.Spec).Deadline)
+		}
+	}
+}
