@@ -496,7 +496,7 @@ func (d *decider) breaker() bool {
 	if reason == "" {
 		var late []string
 		for _, u := range sick.Unready {
-			if age := d.now.Sub(u.Created); age >= s.PodReadyTimeout {
+			if age := d.at.Sub(u.Created); age >= s.PodReadyTimeout { // a pod's time, not a whole second
 				late = append(late, fmt.Sprintf("%s/%s (%s, %s)", u.Namespace, u.Name, u.Why, age.Truncate(time.Second)))
 			} else {
 				d.requeueAt(u.Created.Add(s.PodReadyTimeout))
@@ -524,7 +524,7 @@ func (d *decider) breaker() bool {
 		if b.ClearSince == nil {
 			b.ClearSince = &now
 		}
-		if left := b.ClearSince.Add(s.HoldDown).Sub(d.now); left > 0 {
+		if left := b.ClearSince.Add(s.HoldDown).Sub(d.at); left > 0 {
 			d.requeueAt(b.ClearSince.Add(s.HoldDown))
 		} else {
 			b = &api.BreakerStatus{Trips: b.Trips}

@@ -84,6 +84,7 @@ func (c *Controller) reconcileCampaign(ctx context.Context, name string) (time.D
 	if !apiequality.Semantic.DeepEqual(m.Status, dec.Status) {
 		before := m.Status
 		m.Status = dec.Status
+		c.interleave()
 		tctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		out, err := c.cfg.Campaigns.UpdateStatus(tctx, m, metav1.UpdateOptions{})
 		cancel()
@@ -224,6 +225,7 @@ func (c *Controller) decideCampaign(m *api.MaintenanceCampaign) (campaign.Decisi
 	// change between two looks (another wave's size), so it may ask
 	// again, a few times at most.
 	for range 4 {
+		c.interleave()
 		c.slot.Lock()
 		held := time.Now()
 		var dec campaign.Decision

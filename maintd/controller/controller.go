@@ -107,6 +107,11 @@ type Config struct {
 	// LockHeld hears how long each decision held the shared lock, by kind
 	// (plan, campaign).
 	LockHeld func(kind string, d time.Duration)
+	// Interleave is called where one worker's decision may interleave
+	// with another's: before it takes the shared lock, before it persists
+	// what it decided, and before each eviction it sends. A simulation runs its workers one at a
+	// time and switches between them there.
+	Interleave func()
 }
 
 // DefaultRequestTimeout bounds an API call of the controller.
@@ -348,6 +353,12 @@ func (c *Controller) next(ctx context.Context, q workqueue.TypedRateLimitingInte
 		q.Forget(key)
 	}
 	return true
+}
+
+func (c *Controller) interleave() {
+	if c.cfg.Interleave != nil {
+		c.cfg.Interleave()
+	}
 }
 
 func (c *Controller) handled() {

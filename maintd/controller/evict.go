@@ -41,6 +41,13 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 			answers[i].Result = res
 			continue
 		}
+		c.interleave()
+		if until := c.throttle(); !dry && c.cfg.Now().Before(until) {
+			// Another plan met a throttle after this decision was made:
+			// it holds every eviction, this plan's too.
+			answers[i].Withheld = until
+			continue
+		}
 		send(func() {
 			ctx, cancel := context.WithTimeout(ctx, spec.EvictionTimeout)
 			defer cancel()
@@ -73,6 +80,13 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 		}
 		return drain.Record(p, st, answers, c.cfg.Now())
 	})
+}
+
+// throttle is when the last throttling 429 stops holding every eviction.
+func (c *Controller) throttle() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.throttledUntil
 }
 
 // throttled notes a throttling 429: the API server's wait holds every

@@ -148,6 +148,17 @@ func (c *Controller) shared(p *api.MaintenancePlan, f *drain.Facts) error {
 			continue
 		}
 		o = byName[o.Name]
+		// An owner another plan decided to surge, its scale-up not yet
+		// in the caches (or not yet made), carries that plan's surge.
+		if ep := o.Status.EvictionProgress; ep != nil && !drain.Final(&o.Status) {
+			for _, sg := range ep.Surges {
+				key := drain.OwnerKey(sg.Kind, sg.Namespace, sg.Name)
+				if ow, ok := f.Owners[key]; ok && ow.SurgedBy == "" && sg.State != drain.SurgeRestored {
+					ow.SurgedBy = drain.Owner(o)
+					f.Owners[key] = ow
+				}
+			}
+		}
 		active, until := drain.Shares(&o.Status)
 		if until.After(f.ThrottledUntil) {
 			f.ThrottledUntil = until

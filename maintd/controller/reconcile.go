@@ -84,6 +84,7 @@ func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan) (drain.
 	if err != nil {
 		return drain.Decision{}, nil, now, err
 	}
+	c.interleave()
 	c.slot.Lock()
 	held := time.Now()
 	err = c.shared(p, &f)
@@ -107,6 +108,7 @@ func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan) (drain.
 	if !changed {
 		return dec, p, now, nil
 	}
+	c.interleave() // another decision may read this one in flight
 	out, err := c.persist(ctx, p, dec.Status)
 	c.mu.Lock()
 	delete(c.inflight, p.Name)

@@ -19,6 +19,10 @@ type Answer struct {
 	Target Target
 	Result *evict.Result
 	Err    error
+	// Withheld, when set, is the end of the API server's throttle (another
+	// plan's 429, answered after this decision was made) that held the
+	// request back: it was never sent.
+	Withheld time.Time
 }
 
 // outcome is the answer's classified outcome; an error is unknown.
@@ -114,6 +118,11 @@ func (r *recorder) answer(a Answer) {
 	key := GlobalKey
 	if t.PDB != "" {
 		key = t.Namespace + "/" + t.PDB
+	}
+	if !a.Withheld.IsZero() {
+		drop() // never sent: nothing to count
+		r.cool(GlobalKey, api.EvictionThrottled, a.Withheld.Sub(r.at), "", "the API server throttled another plan's eviction after this plan decided its own: they were not sent")
+		return
 	}
 	msg := fmt.Sprintf("%s/%s: %s", t.Namespace, t.Name, a.message())
 	switch o := a.outcome(); o {

@@ -54,6 +54,10 @@ func TestRecord(t *testing.T) {
 			answer: Answer{Target: web1, Result: res(evict.PDBStale, "", "still being processed", 10)},
 			phase:  api.CoolingDown, reason: api.PDBStale, cooldown: "shop/web/pdb-stale/10",
 		},
+		"withheld by another plan's throttle: never sent, every eviction waits for its end": {
+			answer: Answer{Target: web1, Withheld: now.Add(3 * time.Second)},
+			phase:  api.CoolingDown, reason: api.EvictionThrottled, cooldown: "*/eviction-throttled/3",
+		},
 		"throttled: Retry-After, capped by maxCooldown": {
 			answer: Answer{Target: web1, Result: res(evict.Throttled, "", "too many requests", 600)},
 			phase:  api.CoolingDown, reason: api.EvictionThrottled, cooldown: "*/eviction-throttled/60",

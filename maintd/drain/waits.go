@@ -51,7 +51,10 @@ func (d *decider) declare() {
 				w.Add(waits.Owners, v.Namespace)
 				w.Add(waits.Budgets, v.Namespace)
 				if !started {
-					w.Add(waits.PDBs, v.Namespace) // its preflight and forecast read them all
+					// Its preflight and forecast read all of them, and a
+					// finding may come as pods move elsewhere.
+					w.Add(waits.PDBs, v.Namespace)
+					w.Add(waits.Pods, v.Namespace)
 				}
 				if v.Action == analyze.Skip {
 					continue

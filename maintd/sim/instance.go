@@ -41,8 +41,13 @@ type instance struct {
 	// count the retries after an error.
 	queue, campaigns *queue
 	retrying         [2]workqueue.TypedRateLimitingInterface[string]
-	cancel           context.CancelFunc
-	selector         labels.Selector
+	// workers is how many workers reconcile (the seed's), parked those in
+	// the middle of a key, current the one running (nil: none).
+	workers  int
+	parked   []*worker
+	current  *worker
+	cancel   context.CancelFunc
+	selector labels.Selector
 	// dead: killed; every request it makes fails as if never sent.
 	dead bool
 	// caughtUp: it has read the plans live, as a new leader does.
@@ -82,7 +87,7 @@ var errKilled = errors.New("sim: the process was killed")
 // and waits until its caches have synced.
 func (w *World) start(sel labels.Selector, name string) *instance {
 	w.nextID++
-	in := &instance{id: w.nextID, name: name, selector: sel, signal: make(chan struct{}, 1),
+	in := &instance{id: w.nextID, name: name, selector: sel, signal: make(chan struct{}, 1), workers: 2 + w.picking.IntN(2),
 		pending:  map[schema.GroupVersionResource][]watch.Event{},
 		mirror:   map[schema.GroupVersionResource]map[string]runtime.Object{},
 		watchers: map[schema.GroupVersionResource]*watcher{}, perPlan: map[string]int64{}, wrotePlan: map[string]int64{}}
@@ -111,6 +116,7 @@ func (w *World) start(sel labels.Selector, name string) *instance {
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Events: recorder{w, in},
 		Queue:  in.retrying[0], CampaignQueue: in.retrying[1], Serial: true,
+		Interleave: func() { w.yield(in) },
 		// No decision builds a snapshot or runs an analysis while it
 		// holds the lock every decision shares.
 		LockViolation: func(what string) { w.violate("%s: %s while the decisions' shared lock is held", in.name, what) },
@@ -169,6 +175,7 @@ func (w *World) stop(in *instance, how string) {
 	w.mu.Lock()
 	in.dead = true
 	w.mu.Unlock()
+	w.finish(in) // its workers' calls in flight fail
 	in.cancel()
 	in.queue.ShutDown()
 	in.campaigns.ShutDown()

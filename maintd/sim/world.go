@@ -466,33 +466,6 @@ func (w *World) leader() *instance {
 	return nil
 }
 
-// process lets the leader reconcile one queued plan; false when none was
-// ready.
-func (w *World) process() bool {
-	in := w.leader()
-	if in == nil {
-		return false
-	}
-	if !in.caughtUp {
-		// A new leader reads the plans live first, as Run does.
-		if err := in.ctrl.CatchUp(ctxBackground); err != nil {
-			w.failf("%s: catch up: %v", in.name, err)
-		}
-		in.caughtUp = true
-	}
-	in.queue.flush()
-	in.campaigns.flush()
-	// Which queue goes first is the seed's: a campaign's decision and a
-	// plan's interleave as their workers' would.
-	first := w.picking.IntN(2) == 0
-	if !in.ctrl.ProcessNext(ctxBackground, first) && !in.ctrl.ProcessNext(ctxBackground, !first) {
-		return false
-	}
-	in.queue.flush()
-	in.campaigns.flush()
-	return true
-}
-
 // deliverAll sends every pending event to every live instance.
 func (w *World) deliverAll() int {
 	n := 0
@@ -561,7 +534,16 @@ func (w *World) step() {
 		w.start(labels.Everything(), "")
 		return
 	}
-	switch n := r.IntN(100); {
+	n := r.IntN(100)
+	if in := w.leader(); len(in.parked) > 0 {
+		// While workers are in the middle of their keys, only they go
+		// on: the seed interleaves their decisions, and the world waits
+		// (what they decided from is what their caches show when they
+		// act, as when one worker decides).
+		w.process()
+		return
+	}
+	switch {
 	case n < 35:
 		in := w.instances[r.IntN(len(w.instances))]
 		var ready []schema.GroupVersionResource
@@ -632,6 +614,12 @@ func (w *World) Settle(d time.Duration) {
 		if w.leader() == nil {
 			w.start(labels.Everything(), "")
 		}
+		if len(w.leader().parked) > 0 {
+			w.process() // the world waits for the workers in the middle of their keys
+			w.reap()
+			w.check()
+			continue
+		}
 		w.mu.Lock()
 		n := w.cluster()
 		w.mu.Unlock()
@@ -652,6 +640,9 @@ func (w *World) Settle(d time.Duration) {
 			break
 		}
 		w.advance(next)
+	}
+	if in := w.leader(); in != nil {
+		w.finish(in) // the keys it is in the middle of
 	}
 	w.final()
 }
