@@ -101,6 +101,16 @@ var fixed = map[int64]string{
 	337: "after a refused eviction the next look restated the wait in other words: the status written again while nothing changed",
 	147: "a plan whose campaign was deleted (its plans not yet collected) evicted before the rest of its wave had cordoned",
 	899: "a campaign failed its deadline in the reconcile that opened its breaker: final, never decided again, it held its plans paused forever",
+	// The declared waits' (a plan or campaign at rest that would decide
+	// otherwise: a lost wake-up).
+	81:  "a high-risk finding that cleared as pods elsewhere became Ready woke no Blocked plan",
+	976: "an owner's spec change (a surge restored) woke no plan whose finding it cleared",
+	311: "a campaign's deadline timer, counted from the decision's time in whole seconds, fired up to a second late",
+	193: "a throttle's end recorded rounded down: a plan evicted up to a second before the Retry-After ended",
+	// Concurrent workers'.
+	720: "an eviction decided before another worker's throttling 429 was sent within its Retry-After",
+	143: "two workers' plans surged the same owner; then a campaign's breaker timer on a pod's creation time looped every nanosecond",
+	52:  "a dry run's finding that came as pods moved elsewhere woke no plan",
 }
 
 func TestFixedSeeds(t *testing.T) {
