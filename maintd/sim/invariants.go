@@ -138,6 +138,10 @@ func (w *World) checkWave(in *instance, pod *corev1.Pod) {
 		if q.UID == mine.UID || q.Labels[api.CampaignLabel] != mine.Labels[api.CampaignLabel] || q.Labels[api.WaveLabel] != mine.Labels[api.WaveLabel] || q.DeletionTimestamp != nil {
 			continue
 		}
+		if n, err := w.s.get(nodesR, "", q.Spec.NodeName); err == nil && n.(*corev1.Node).Spec.Unschedulable &&
+			n.(*corev1.Node).Annotations[cordon.OwnerAnnotation] == drain.Owner(q) {
+			continue // its cordon landed: no pod lands there, whatever its status says yet
+		}
 		cached, ok := in.mirror[plansR][q.Name]
 		if ok && campaign.AboutToCordon(&q.Status) && campaign.AboutToCordon(&cached.(*api.MaintenancePlan).Status) {
 			w.violate("%s evicted %s/%s for plan %s while plan %s of its wave %s was still %s/%s (not yet cordoned)", in.name, pod.Namespace, pod.Name, mine.Name, q.Name, q.Labels[api.WaveLabel], q.Status.Phase, q.Status.Reason)
