@@ -287,6 +287,34 @@ var schedules = map[string]struct {
 			w.mu.Unlock()
 		},
 	},
+	"15 a wave's last cordon wakes the plans that wait for it": {
+		// A campaign over node-1 and node-2, one wave, its pods under no
+		// budget. The nodes' events are held back until both plans have
+		// cordoned, and node-2's plan's write of Cordoned meets a 409:
+		// node-1's plan sees its cordon while node-2's is still Cordoning,
+		// and waits (wave-cordoning). Nothing else it
+		// waits on changes as node-2's plan goes on (its pods land on
+		// node-3): only the wave's wake-up lets it evict.
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 2, PDB: "none"}},
+			Campaign: &api.MaintenanceCampaignSpec{Nodes: []string{"node-1", "node-2"}, AllowAllWorkloads: true, Release: true}},
+		maxNodes: 2,
+		path:     []string{"made plan fleet-node-1", "made plan fleet-node-2", "patch nodes node-1 -> ok", "patch nodes node-2 -> ok", "waiting for 1 of the 2 nodes", "Completed on fleet:"},
+		run: func(w *World) {
+			w.rounds(5, time.Second, plansR, campsR)
+			w.only(nodesR)
+			for i := 0; i < 50 && !strings.Contains(w.Trace(), "Cordoned on fleet-node-1"); i++ {
+				w.process()
+			}
+			w.arm(conflict) // node-2's plan's Cordoned meets a 409: it stays Cordoning a while
+			w.rounds(3, time.Millisecond, plansR, nodesR)
+			for range 20 {
+				w.mu.Lock()
+				w.cluster()
+				w.mu.Unlock()
+				w.rounds(1, time.Second, resources...)
+			}
+		},
+	},
 	"9 slots are counted across selectors": {
 		// Two maintd with --selector team=a and team=b, one slot each: the
 		// slot is cluster-wide, so b's plan waits while a's holds a node.
