@@ -43,11 +43,9 @@ func (c *Controller) paused() {
 	c.wake(waits.Wait{On: waits.Pause})
 }
 
-// nodeChanged handles an event of a node (old is nil but for an update).
+// nodeChanged handles an event of a node (old is nil but for an update;
+// handleEvents hands a delete over as an add, its tombstone unwrapped).
 func (c *Controller) nodeChanged(old, obj any) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
 	n, ok := obj.(*corev1.Node)
 	if !ok {
 		return
@@ -75,9 +73,6 @@ func placesDifferently(a, b *corev1.Node) bool {
 
 // podChanged handles an event of a pod (old is nil but for an update).
 func (c *Controller) podChanged(old, obj any) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
 	p, ok := obj.(*cachedPod)
 	if !ok {
 		return
@@ -99,9 +94,6 @@ func (c *Controller) podChanged(old, obj any) {
 // budgetChanged handles an event of a PodDisruptionBudget (old is nil but
 // for an update).
 func (c *Controller) budgetChanged(old, obj any) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
 	b, ok := obj.(*policyv1.PodDisruptionBudget)
 	if !ok {
 		return
