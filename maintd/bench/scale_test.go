@@ -117,9 +117,11 @@ func TestScale(t *testing.T) {
 	for _, n := range busiest[2*pairs:] {
 		targets = append(targets, n.name)
 	}
+	profile := m.cpuProfile(ctx, b, "maintd-20-plans.cpu.pprof", 30*time.Second)
 	start = time.Now()
 	b.manyPlans(ctx, targets)
 	total := time.Since(start)
+	profile()
 	manyCPU := (m.cpu() - cpu0) / total.Seconds()
 	codes := b.evictionCodes(maintdUser, auditFrom)
 	// The kernel's high-water mark of maintd's own memory, read before it
@@ -241,6 +243,7 @@ type scaleMaintd struct {
 	done    chan error
 	stopped bool
 	log     string
+	addr    string // where it serves /metrics and Go's profiles
 
 	mu    sync.Mutex
 	phase string             // what the benchmark does now
@@ -296,8 +299,9 @@ func startScaleMaintd(t *testing.T, ctx context.Context, b *bench, kubeconfig st
 	}
 	t.Cleanup(func() { logf.Close() })
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	m.addr = addr
 	m.cmd = exec.Command(filepath.Join(b.bin, "maintd"), "--kubeconfig", kubeconfig, "--selector", runLabel+"=scale",
-		"--max-nodes-in-maintenance", strconv.Itoa(slots), "--metrics-address", addr)
+		"--max-nodes-in-maintenance", strconv.Itoa(slots), "--metrics-address", addr, "--profiling")
 	m.cmd.Stdout, m.cmd.Stderr = logf, logf
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := m.cmd.Start(); err != nil {

@@ -62,7 +62,7 @@ func New(reg prometheus.Registerer, plans func() []Plan) *Metrics {
 			Help: "1 while a MaintenanceCampaign is paused, by its breaker (reason nodes-not-ready, pods-not-ready, pdbs-below-floor) or the cluster-wide switch (paused); absent otherwise."}, []string{"campaign", "reason"}),
 		DecisionLock: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "decision_lock_seconds",
 			Help:    "Time one decision holds the lock that every plan's and campaign's decision shares (the slots, the evictions in flight, the throttles), by kind (plan, campaign).",
-			Buckets: prometheus.ExponentialBuckets(0.00001, 4, 10)}, []string{"kind"}),
+			Buckets: []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}}, []string{"kind"}),
 	}
 	reg.MustRegister(m.Evictions, m.Cooldowns, m.Reconcile, m.Leader, m.Requests, m.Paused, m.CampaignPaused, m.DecisionLock, planCollector{plans})
 	return m
