@@ -132,7 +132,7 @@ func (b *bench) writesByResource(user string, from int) (total int, by string) {
 	}
 	count := map[string]int{}
 	for _, ev := range events[from:] {
-		if ev.User != user || ev.DryRun || !slices.Contains([]string{"create", "update", "patch", "delete", "deletecollection"}, ev.Verb) {
+		if ev.User != user || !slices.Contains([]string{"create", "update", "patch", "delete", "deletecollection"}, ev.Verb) {
 			continue
 		}
 		r := ev.Resource

@@ -366,17 +366,7 @@ func (b *bench) auditLen() int {
 
 // writesBy counts user's writes in the audit log from event from on.
 func (b *bench) writesBy(user string, from int) int {
-	b.t.Helper()
-	events, err := cp.Audit()
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	n := 0
-	for _, ev := range events[from:] {
-		if ev.User == user && slices.Contains([]string{"create", "update", "patch", "delete", "deletecollection"}, ev.Verb) {
-			n++
-		}
-	}
+	n, _ := b.writesByResource(user, from)
 	return n
 }
 
