@@ -24,6 +24,7 @@
 #   BENCH_IDLE=60s     scale: the idle window
 #   BIN=dir            use prebuilt binaries (default: make build, then ./bin)
 #   BENCH_CAMPAIGN_NODES=1000, BENCH_SEQUENTIAL=10   campaign: the cluster's size, the single plans timed
+#   BENCH_MAINTD_ARGS="--workers 16"   scale, campaign: more flags for maintd
 #   BENCH_LOGS=dir     keep maintd's and kubectl's output and each plan (default: a new temp dir, kept)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"

@@ -302,6 +302,7 @@ func startScaleMaintd(t *testing.T, ctx context.Context, b *bench, kubeconfig st
 	m.addr = addr
 	m.cmd = exec.Command(filepath.Join(b.bin, "maintd"), "--kubeconfig", kubeconfig, "--selector", runLabel+"=scale",
 		"--max-nodes-in-maintenance", strconv.Itoa(slots), "--metrics-address", addr, "--profiling")
+	m.cmd.Args = append(m.cmd.Args, strings.Fields(os.Getenv("BENCH_MAINTD_ARGS"))...)
 	m.cmd.Stdout, m.cmd.Stderr = logf, logf
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := m.cmd.Start(); err != nil {

@@ -147,7 +147,7 @@ func (c *Controller) makeCaches() sources {
 	s.pod = informer(c, cl.Core.Pods(""), &corev1.Pod{}, cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 		byNode:               func(o any) ([]string, error) { return []string{o.(*cachedPod).NodeName}, nil },
-		byController:         controllerUID,
+		unreadyByController:  unreadyControllerUID,
 	})
 	s.pdb = informer(c, cl.Policy.PodDisruptionBudgets(""), &policyv1.PodDisruptionBudget{}, byNamespace)
 	s.rs = informer(c, cl.Apps.ReplicaSets(""), &appsv1.ReplicaSet{}, byNamespace)

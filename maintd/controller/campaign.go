@@ -24,12 +24,19 @@ import (
 	"github.com/sentinel-go/sentinel/maintd/waits"
 )
 
-// byController indexes pods by their controller's UID: the breaker reads
-// the pods of a campaign's owners.
-const byController = "controllerUID"
+// unreadyByController indexes the pods the breaker may count (not Ready,
+// not going, not finished) by their controller's UID: the breaker reads a
+// campaign's owners' pods at each of its decisions, and of the thousands
+// of pods a campaign moves only the few replacements not yet Ready are
+// these.
+const unreadyByController = "unreadyControllerUID"
 
-func controllerUID(o any) ([]string, error) {
-	if ref := metav1.GetControllerOf(o.(*cachedPod)); ref != nil {
+func unreadyControllerUID(o any) ([]string, error) {
+	p := o.(*cachedPod)
+	if p.DeletionTimestamp != nil || ready(p) || p.Phase == corev1.PodSucceeded || p.Phase == corev1.PodFailed {
+		return nil, nil
+	}
+	if ref := metav1.GetControllerOf(p); ref != nil {
 		return []string{string(ref.UID)}, nil
 	}
 	return nil, nil
@@ -217,7 +224,7 @@ func (c *Controller) decideCampaign(m *api.MaintenanceCampaign) (campaign.Decisi
 		return campaign.Decision{}, fmt.Errorf("list nodes: %w", err)
 	}
 	if running(m) {
-		if f.Sick, err = c.sickness(m, f.Nodes); err != nil {
+		if err = c.observed(func() (err error) { f.Sick, err = c.sickness(m, f.Nodes); return err }); err != nil {
 			return campaign.Decision{}, err
 		}
 	}
@@ -238,15 +245,15 @@ func (c *Controller) decideCampaign(m *api.MaintenanceCampaign) (campaign.Decisi
 			return dec, err
 		}
 		if n := dec.Need.Start; n != nil {
-			s, err := c.campaignStart(n)
-			if err != nil {
+			var s campaign.Start
+			if err := c.observed(func() (err error) { s, err = c.campaignStart(n); return err }); err != nil {
 				return dec, err
 			}
 			f.Start = &s
 		}
 		if n := dec.Need.Capacity; n != nil {
-			cp, err := c.capacity(m, n, now)
-			if err != nil {
+			var cp campaign.Capacity
+			if err := c.observed(func() (err error) { cp, err = c.capacity(m, n, now); return err }); err != nil {
 				return dec, err
 			}
 			f.Capacity = &cp
@@ -326,13 +333,13 @@ func (c *Controller) sickness(m *api.MaintenanceCampaign, nodes []*corev1.Node) 
 	slices.Sort(s.NotReady)
 	start := m.Status.StartedAt.Time
 	for _, uid := range m.Status.Owners {
-		pods, err := c.pods.idx.ByIndex(byController, string(uid))
+		pods, err := c.pods.idx.ByIndex(unreadyByController, string(uid))
 		if err != nil {
 			return s, fmt.Errorf("pods of %s: %w", uid, err)
 		}
 		for _, o := range pods {
 			p := o.(*cachedPod)
-			if p.DeletionTimestamp != nil || ready(p) || p.CreationTimestamp.Time.Before(start) || p.Phase == corev1.PodSucceeded || p.Phase == corev1.PodFailed {
+			if p.CreationTimestamp.Time.Before(start) {
 				continue
 			}
 			why := string(cmp.Or(p.Phase, corev1.PodPending))

@@ -8,6 +8,7 @@ package controller
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -149,6 +150,13 @@ type Controller struct {
 	pause cache.Store
 
 	mu sync.Mutex
+	// observers bounds the observations made at once (snapshots,
+	// analyses, forecasts, a campaign's breaker and capacity) by the CPUs:
+	// they are CPU work, while a worker spends most of its time waiting for
+	// the API server. More at once would only share the same CPUs, slow
+	// the decision that holds slot, and grow the heap. Nil with
+	// Config.Serial.
+	observers chan struct{}
 	// slot serialises the decisions' shared part (decide, under it only
 	// the slots, the other plans' evictions in flight and throttles, the
 	// pause, the wave): the next plan reads what the last one decided
@@ -209,6 +217,9 @@ func New(cfg Config) *Controller {
 		}
 		return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: cfg.QueueMetrics})
+	}
+	if !cfg.Serial {
+		c.observers = make(chan struct{}, runtime.GOMAXPROCS(0))
 	}
 	c.queue = queue(cfg.Queue, "maintenanceplans")
 	c.campaignQueue = queue(cfg.CampaignQueue, "maintenancecampaigns")
@@ -353,6 +364,16 @@ func (c *Controller) next(ctx context.Context, q workqueue.TypedRateLimitingInte
 		q.Forget(key)
 	}
 	return true
+}
+
+// observe runs f, an observation, when one of the CPUs' turns is free
+// (Controller.observers).
+func (c *Controller) observed(f func() error) error {
+	if c.observers != nil {
+		c.observers <- struct{}{}
+		defer func() { <-c.observers }()
+	}
+	return f()
 }
 
 func (c *Controller) interleave() {

@@ -12,11 +12,19 @@ import (
 	"github.com/sentinel-go/sentinel/maintd/metrics"
 )
 
+// evictionStep are the reasons of a Draining plan's steps between its
+// evictions: they are each pod's, recorded by the Evicted Event on the pod;
+// an Event on the plan for each, within the phase, would be a write per
+// step that says it twice.
+var evictionStep = map[api.Reason]bool{api.EvictionRequested: true, api.EvictionAccepted: true, api.WaitingForPodExit: true, api.BudgetRecovered: true}
+
 // changed logs, records events and counts what a status write changed.
 func (c *Controller) changed(p *api.MaintenancePlan, before, st api.MaintenancePlanStatus) {
 	if before.Phase != st.Phase || before.Reason != st.Reason {
 		c.cfg.Log.Info("plan", "plan", p.Name, "phase", st.Phase, "reason", st.Reason, "message", st.Message)
-		c.event(p, st)
+		if before.Phase != st.Phase || !evictionStep[st.Reason] {
+			c.event(p, st)
+		}
 	}
 	if f := st.Forecast; f != nil && (before.Forecast == nil || before.Forecast.Verdict != f.Verdict) {
 		c.forecastEvent(p, f)
