@@ -149,6 +149,15 @@ func TestCampaignScale(t *testing.T) {
 	peak := m.rss("VmHWM")
 	m.stop(t)
 
+	// The control plane's own floor: as many other nodes' pods replaced
+	// at once, with no budget (nodes 10k+7).
+	var others []string
+	for i := range set {
+		others = append(others, scaleNode(10*i+7))
+	}
+	b.settle(ctx)
+	churn, churned := b.churnFloor(ctx, others)
+
 	ratio := makespan.Seconds() / extrapolated.Seconds()
 	moved := int(done.Status.Counts.PodsAtStart)
 	perPod := float64(writes) / float64(max(moved, 1))
@@ -184,6 +193,10 @@ func TestCampaignScale(t *testing.T) {
 	fmt.Fprintf(&doc, "| budget floor: %d rounds (the most pods of one PDB on the campaign's nodes) x %s (one round measured: an eviction to its PDB allowing the next, median of 3) | %s | |\n",
 		rounds, round.Round(10*time.Millisecond), floor.Round(100*time.Millisecond))
 	fmt.Fprintf(&doc, "| campaign / budget floor | **%.2fx** | <= 3x |\n", makespan.Seconds()/floor.Seconds())
+	fmt.Fprintf(&doc, "| the control plane's floor: %d pods of %d other nodes deleted at once (no budget, no drainer), until all are replaced and Ready | %s | |\n",
+		churned, set, churn.Round(100*time.Millisecond))
+	fmt.Fprintf(&doc, "| campaign / the control plane's floor (a campaign's pods per pod the floor moved: %.2f) | **%.2fx** | |\n",
+		float64(moved)/float64(max(churned, 1)), makespan.Seconds()/churn.Seconds())
 	fmt.Fprintf(&doc, "| pods on the campaign's nodes at its start; evictions counted by the campaign | %d; %d | |\n", moved, done.Status.Counts.Evicted)
 	fmt.Fprintf(&doc, "| evictions the API server accepted; pod instances they were for (audit) | %d; %d | each pod once |\n", accepted, evictedPods)
 	fmt.Fprintf(&doc, "| campaign: eviction requests by code | %s | no 429 |\n", codes)
@@ -200,5 +213,9 @@ func TestCampaignScale(t *testing.T) {
 		fmt.Fprintf(&doc, "A CPU profile of maintd over the campaign's first %s is kept in the run's logs (`go tool pprof -top bin/maintd %s`).\n\n",
 			min(max(extrapolated*35/100, 10*time.Second), time.Minute), filepath.Base(profilePath))
 	}
-	b.publish(&doc, miss, "Reproduce: `bash maintd/bench/run.sh campaign` (BENCH_CAMPAIGN_NODES=%d BENCH_SEQUENTIAL=%d).\n", nodes, seqN)
+	extra := ""
+	if a := os.Getenv("BENCH_MAINTD_ARGS"); a != "" {
+		extra = fmt.Sprintf(" BENCH_MAINTD_ARGS=%q", a)
+	}
+	b.publish(&doc, miss, "Reproduce: `bash maintd/bench/run.sh campaign` (BENCH_CAMPAIGN_NODES=%d BENCH_SEQUENTIAL=%d%s).\n", nodes, seqN, extra)
 }

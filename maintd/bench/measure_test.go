@@ -18,11 +18,15 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+	"github.com/sentinel-go/sentinel/plumbing/parallel"
 )
 
 // lockFamily is maintd's histogram of the shared lock's hold time.
@@ -281,4 +285,76 @@ func (m *scaleMaintd) cpuProfile(ctx context.Context, b *bench, name string, d t
 		done <- path
 	}()
 	return func() string { return <-done }
+}
+
+// churnFloor is how fast the control plane itself replaces the pods of
+// nodes, with no budget and no drainer in the way: the nodes are cordoned,
+// every pod of theirs that a ReplicaSet owns is deleted at once (DELETE
+// ignores budgets), and the time runs until each is gone and every
+// Deployment of the benchmark is at its replicas, all Ready, again. A
+// campaign over as many nodes moves the same pods through the same control
+// plane, and is also held to the budgets: this is a floor no drainer beats
+// on this machine. The nodes are uncordoned after.
+func (b *bench) churnFloor(ctx context.Context, nodes []string) (time.Duration, int) {
+	t := b.t
+	t.Helper()
+	core := b.admin.CoreV1()
+	cordon := func(on bool) {
+		patch := []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on))
+		parallel.Do(len(nodes), func(i int) {
+			if _, err := core.Nodes().Patch(ctx, nodes[i], types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Errorf("churn floor: cordon %s: %v", nodes[i], err)
+			}
+		})
+	}
+	cordon(true)
+	defer cordon(false)
+	var pods []corev1.Pod
+	for _, n := range nodes {
+		list, err := core.Pods("").List(ctx, metav1.ListOptions{LabelSelector: "tier=scale", FieldSelector: "spec.nodeName=" + n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods = append(pods, list.Items...)
+	}
+	gone := map[types.UID]bool{}
+	for _, p := range pods {
+		gone[p.UID] = true
+	}
+	start := time.Now()
+	parallel.Do(len(pods), func(i int) {
+		p := pods[i]
+		err := core.Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("churn floor: delete %s/%s: %v", p.Namespace, p.Name, err)
+		}
+	})
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
+		deps, err := b.admin.AppsV1().Deployments("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, nil
+		}
+		for _, d := range deps.Items {
+			if !strings.HasPrefix(d.Namespace, "scale-") {
+				continue
+			}
+			if d.Status.ObservedGeneration < d.Generation || d.Status.ReadyReplicas != *d.Spec.Replicas || d.Status.Replicas != *d.Spec.Replicas {
+				return false, nil
+			}
+		}
+		all, err := core.Pods("").List(ctx, metav1.ListOptions{LabelSelector: "tier=scale", ResourceVersion: "0"})
+		if err != nil {
+			return false, nil
+		}
+		for _, p := range all.Items {
+			if gone[p.UID] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("churn floor: the %d pods deleted from %d nodes were not all replaced and Ready: %v", len(pods), len(nodes), err)
+	}
+	return time.Since(start), len(pods)
 }
