@@ -117,7 +117,11 @@ func run(c *cli.Context) error {
 	}
 	log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// The scheduler's metrics include go_sched_latencies_seconds: how long
+	// goroutines wait for a CPU, which a decision holding the shared lock
+	// also does on a machine the control plane keeps busy.
+	reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var ctrl *controller.Controller
 	m := metrics.New(reg, func() []metrics.Plan {
 		if ctrl == nil {

@@ -97,6 +97,10 @@ func TestCampaignScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sched0, err := histograms(ctx, m.addr, schedFamily)
+	if err != nil {
+		t.Fatal(err)
+	}
 	profile := m.cpuProfile(ctx, b, "maintd-campaign.cpu.pprof", min(max(extrapolated*35/100, 10*time.Second), time.Minute))
 	cpu0 := m.cpu()
 	start = time.Now()
@@ -132,6 +136,11 @@ func TestCampaignScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	planLock, campaignLock := holdQuantile(lock0["plan"], lock1["plan"], 0.99), holdQuantile(lock0["campaign"], lock1["campaign"], 0.99)
+	sched1, err := histograms(ctx, m.addr, schedFamily)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schedWait := holdQuantile(sched0[""], sched1[""], 0.99)
 	profilePath := profile()
 
 	// Idle after the campaign.
@@ -204,6 +213,8 @@ func TestCampaignScale(t *testing.T) {
 	fmt.Fprintf(&doc, "| writes per moved pod | **%.2f** | <= 3 |\n", perPod)
 	fmt.Fprintf(&doc, "| shared lock's hold per plan decision, p99 (`%s`) | %s | <= 1 ms |\n", lockFamily, planLock)
 	fmt.Fprintf(&doc, "| shared lock's hold per campaign decision, p99 | %s | |\n", campaignLock)
+	fmt.Fprintf(&doc, "| maintd's goroutines' wait for a CPU, p99 (`%s`; a lock holder waits too) | %s | |\n", schedFamily,
+		strings.Replace(schedWait.String(), "decisions", "waits", 1))
 	fmt.Fprintf(&doc, "| campaign: mean CPU | %.2f cores | <= 1 |\n", campaignCPU)
 	fmt.Fprintf(&doc, "| peak RSS from start to SIGTERM (VmHWM) | %.0f MiB | <= 250 MiB |\n", peak)
 	fmt.Fprintf(&doc, "| (highest RSS sampled every 100 ms, MiB, by phase) | (%s) | |\n", m.phases())

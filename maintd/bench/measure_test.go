@@ -29,11 +29,15 @@ import (
 	"github.com/sentinel-go/sentinel/plumbing/parallel"
 )
 
-// lockFamily is maintd's histogram of the shared lock's hold time.
-const lockFamily = "maintd_decision_lock_seconds"
+// lockFamily is maintd's histogram of the shared lock's hold time;
+// schedFamily the Go runtime's of the time goroutines waited to run.
+const (
+	lockFamily  = "maintd_decision_lock_seconds"
+	schedFamily = "go_sched_latencies_seconds"
+)
 
 // histograms reads family name from the /metrics at addr, by the value of
-// label kind.
+// label kind ("" for a histogram without it).
 func histograms(ctx context.Context, addr, name string) (map[string]*dto.Histogram, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
@@ -52,6 +56,9 @@ func histograms(ctx context.Context, addr, name string) (map[string]*dto.Histogr
 	out := map[string]*dto.Histogram{}
 	if f := fams[name]; f != nil {
 		for _, m := range f.Metric {
+			if len(m.Label) == 0 {
+				out[""] = m.GetHistogram()
+			}
 			for _, l := range m.Label {
 				if l.GetName() == "kind" {
 					out[l.GetValue()] = m.GetHistogram()

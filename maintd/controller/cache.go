@@ -144,11 +144,7 @@ func (c *Controller) makeCaches() sources {
 		return nil, nil
 	}})
 	c.nodeIndex = s.node.GetIndexer()
-	s.pod = informer(c, cl.Core.Pods(""), &corev1.Pod{}, cache.Indexers{
-		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
-		byNode:               func(o any) ([]string, error) { return []string{o.(*cachedPod).NodeName}, nil },
-		unreadyByController:  unreadyControllerUID,
-	})
+	s.pod = informer(c, cl.Core.Pods(""), &corev1.Pod{}, podIndexers())
 	s.pdb = informer(c, cl.Policy.PodDisruptionBudgets(""), &policyv1.PodDisruptionBudget{}, byNamespace)
 	s.rs = informer(c, cl.Apps.ReplicaSets(""), &appsv1.ReplicaSet{}, byNamespace)
 	s.dep = informer(c, cl.Apps.Deployments(""), &appsv1.Deployment{}, byNamespace)

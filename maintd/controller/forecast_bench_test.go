@@ -63,9 +63,7 @@ func benchCluster(b *testing.B, nodes, perNode int) (*Controller, *api.Maintenan
 		}
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, all)
 	}
-	nodeIdx, podIdx, pdbIdx, rsIdx, depIdx := idx(nil), idx(cache.Indexers{byNode: func(o any) ([]string, error) {
-		return []string{o.(*cachedPod).NodeName}, nil
-	}}), idx(nil), idx(nil), idx(nil)
+	nodeIdx, podIdx, pdbIdx, rsIdx, depIdx := idx(nil), cache.NewIndexer(cache.MetaNamespaceKeyFunc, podIndexers()), idx(nil), idx(nil), idx(nil)
 	c := &Controller{forecasts: map[string]forecastMemo{}}
 	c.nodes, c.pods, c.pdbs = corelisters.NewNodeLister(nodeIdx), podCache{podIdx}, policylisters.NewPodDisruptionBudgetLister(pdbIdx)
 	c.pvs, c.pvcs = corelisters.NewPersistentVolumeLister(idx(nil)), corelisters.NewPersistentVolumeClaimLister(idx(nil))

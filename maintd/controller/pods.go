@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
@@ -162,9 +163,60 @@ func (c podCache) get(namespace, name string) (*cachedPod, error) {
 	return o.(*cachedPod), nil
 }
 
-// list is the cached pods of namespace that sel selects.
+// byLabel indexes pods by namespace and each of their labels
+// ("namespace/key=value"): a snapshot lists the pods of each budget's and
+// owner's selector on a node, tens of selectors over namespaces of hundreds
+// or thousands of pods, and a selector's pods are found among those of one
+// of its labels instead of matched against all of the namespace's.
+const byLabel = "namespaceLabel"
+
+func namespaceLabels(o any) ([]string, error) {
+	p := o.(*cachedPod)
+	out := make([]string, 0, len(p.Labels))
+	for k, v := range p.Labels {
+		out = append(out, labelKey(p.Namespace, k, v))
+	}
+	return out, nil
+}
+
+func labelKey(namespace, key, value string) string { return namespace + "/" + key + "=" + value }
+
+// podIndexers are the pod cache's indexes.
+func podIndexers() cache.Indexers {
+	return cache.Indexers{
+		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
+		byNode:               func(o any) ([]string, error) { return []string{o.(*cachedPod).NodeName}, nil },
+		unreadyByController:  unreadyControllerUID,
+		byLabel:              namespaceLabels,
+	}
+}
+
+// list is the cached pods of namespace that sel selects: those of the first
+// label sel requires to equal one value (byLabel), or, when it requires
+// none, of the whole namespace.
 func (c podCache) list(namespace string, sel labels.Selector) ([]*cachedPod, error) {
 	var out []*cachedPod
+	reqs, _ := sel.Requirements()
+	for _, r := range reqs {
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In:
+		default:
+			continue
+		}
+		if r.Values().Len() != 1 {
+			continue
+		}
+		objs, err := c.idx.ByIndex(byLabel, labelKey(namespace, r.Key(), r.ValuesUnsorted()[0]))
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if p := o.(*cachedPod); sel.Matches(labels.Set(p.Labels)) {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
 	err := cache.ListAllByNamespace(c.idx, namespace, sel, func(o any) { out = append(out, o.(*cachedPod)) })
 	return out, err
 }

@@ -1,12 +1,18 @@
 package controller
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 )
@@ -82,5 +88,59 @@ func TestPlacementShared(t *testing.T) {
 	}
 	if !a.Scheduling.Ready.Equal(&t1) || !b.Scheduling.Ready.Equal(&t2) {
 		t.Errorf("ready times %v, %v: want each pod's own", a.Scheduling.Ready, b.Scheduling.Ready)
+	}
+}
+
+// TestListBySelector: the pods list finds for a selector, from the label
+// index, are exactly those the selector matches among the namespace's pods,
+// for every kind of requirement (one value, several, none, negations,
+// several requirements), pods in other namespaces and labels that differ
+// only by value included.
+func TestListBySelector(t *testing.T) {
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, podIndexers())
+	r := rand.New(rand.NewPCG(1, 2))
+	values := []string{"a", "b", "c"}
+	for i := range 400 {
+		l := map[string]string{}
+		for _, k := range []string{"app", "tier", "track"} {
+			if r.IntN(4) > 0 {
+				l[k] = values[r.IntN(len(values))]
+			}
+		}
+		ns := []string{"shop", "bank"}[r.IntN(2)]
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("p%d", i), Labels: l}}
+		if err := idx.Add(cachePod(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := podCache{idx}
+	for _, s := range []string{"", "app=a", "app==b", "app in (c)", "app in (a,b)", "app!=a", "!tier", "tier", "app notin (a)",
+		"app=a,tier=b", "tier in (a,b),app=c", "app=a,track!=c", "app=z", "track=a,!app"} {
+		sel, err := labels.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ns := range []string{"shop", "bank", "none"} {
+			got, err := c.list(ns, sel)
+			if err != nil {
+				t.Fatalf("list %s %q: %v", ns, s, err)
+			}
+			var want []string
+			for _, o := range idx.List() {
+				p := o.(*cachedPod)
+				if p.Namespace == ns && sel.Matches(labels.Set(p.Labels)) {
+					want = append(want, p.Name)
+				}
+			}
+			names := make([]string, len(got))
+			for i, p := range got {
+				names[i] = p.Name
+			}
+			slices.Sort(names)
+			slices.Sort(want)
+			if diff := cmp.Diff(want, names, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("list %s %q (-want +got):\n%s", ns, s, diff)
+			}
+		}
 	}
 }

@@ -56,9 +56,7 @@ func TestSnapshotIsForNodes(t *testing.T) {
 		}
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, idx)
 	}
-	nodes, pods, pdbs, pvs, pvcs := indexer(nil), indexer(cache.Indexers{byNode: func(o any) ([]string, error) {
-		return []string{o.(*cachedPod).NodeName}, nil
-	}}), indexer(nil), indexer(nil), indexer(nil)
+	nodes, pods, pdbs, pvs, pvcs := indexer(nil), cache.NewIndexer(cache.MetaNamespaceKeyFunc, podIndexers()), indexer(nil), indexer(nil), indexer(nil)
 	rs, deps, sts, dss, jobs, cjs, hpas := indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil)
 	c.nodes, c.pods, c.pdbs = corelisters.NewNodeLister(nodes), podCache{pods}, policylisters.NewPodDisruptionBudgetLister(pdbs)
 	c.pvs, c.pvcs = corelisters.NewPersistentVolumeLister(pvs), corelisters.NewPersistentVolumeClaimLister(pvcs)

@@ -501,7 +501,7 @@ func checkMetrics(t *testing.T, ctx context.Context, exposition []byte) {
 	if err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
-	for _, name := range []string{"maintd_plans", "maintd_leader", "maintd_api_requests_total", "maintd_workqueue_depth", "go_goroutines", "process_resident_memory_bytes"} {
+	for _, name := range []string{"maintd_plans", "maintd_leader", "maintd_api_requests_total", "maintd_workqueue_depth", "go_goroutines", "go_sched_latencies_seconds", "process_resident_memory_bytes"} {
 		if !bytes.Contains(exposition, []byte("# TYPE "+name+" ")) {
 			t.Errorf("/metrics lacks %s", name)
 		}
