@@ -324,10 +324,6 @@ func (b *bench) churnFloor(ctx context.Context, nodes []string) (time.Duration, 
 		}
 		pods = append(pods, list.Items...)
 	}
-	gone := map[types.UID]bool{}
-	for _, p := range pods {
-		gone[p.UID] = true
-	}
 	start := time.Now()
 	parallel.Do(len(pods), func(i int) {
 		p := pods[i]
@@ -336,7 +332,11 @@ func (b *bench) churnFloor(ctx context.Context, nodes []string) (time.Duration, 
 			t.Errorf("churn floor: delete %s/%s: %v", p.Namespace, p.Name, err)
 		}
 	})
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
+	// Every 250 ms, the Deployments (from the API server's cache); once
+	// all are back, each deleted pod, until all are gone: a list of every
+	// pod at each look would load the API server the floor measures.
+	remaining := pods
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
 		deps, err := b.admin.AppsV1().Deployments("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			return false, nil
@@ -349,16 +349,20 @@ func (b *bench) churnFloor(ctx context.Context, nodes []string) (time.Duration, 
 				return false, nil
 			}
 		}
-		all, err := core.Pods("").List(ctx, metav1.ListOptions{LabelSelector: "tier=scale", ResourceVersion: "0"})
-		if err != nil {
-			return false, nil
-		}
-		for _, p := range all.Items {
-			if gone[p.UID] {
-				return false, nil
+		still := make([]bool, len(remaining))
+		parallel.Do(len(remaining), func(i int) {
+			p := remaining[i]
+			got, err := core.Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+			still[i] = !apierrors.IsNotFound(err) && (err != nil || got.UID == p.UID)
+		})
+		var left []corev1.Pod
+		for i, p := range remaining {
+			if still[i] {
+				left = append(left, p)
 			}
 		}
-		return true, nil
+		remaining = left
+		return len(remaining) == 0, nil
 	})
 	if err != nil {
 		t.Fatalf("churn floor: the %d pods deleted from %d nodes were not all replaced and Ready: %v", len(pods), len(nodes), err)
