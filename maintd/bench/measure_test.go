@@ -24,6 +24,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
 	"github.com/sentinel-go/sentinel/plumbing/parallel"
@@ -305,7 +307,15 @@ func (m *scaleMaintd) cpuProfile(ctx context.Context, b *bench, name string, d t
 func (b *bench) churnFloor(ctx context.Context, nodes []string) (time.Duration, int) {
 	t := b.t
 	t.Helper()
-	core := b.admin.CoreV1()
+	// A client without a rate limit: the thousands of deletes go as fast
+	// as the API server takes them, not as the admin client's 200 QPS.
+	cfg := rest.CopyConfig(cp.Config(controlplane.Admin))
+	cfg.QPS = -1
+	unlimited, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core := unlimited.CoreV1()
 	cordon := func(on bool) {
 		patch := []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on))
 		parallel.Do(len(nodes), func(i int) {
@@ -324,8 +334,13 @@ func (b *bench) churnFloor(ctx context.Context, nodes []string) (time.Duration, 
 		}
 		pods = append(pods, list.Items...)
 	}
+	// At most 50 requests in flight: the API server's limit on mutating
+	// requests at once is 200, beyond which it answers 429.
+	sem := make(chan struct{}, 50)
 	start := time.Now()
 	parallel.Do(len(pods), func(i int) {
+		sem <- struct{}{}
+		defer func() { <-sem }()
 		p := pods[i]
 		err := core.Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -336,7 +351,7 @@ func (b *bench) churnFloor(ctx context.Context, nodes []string) (time.Duration, 
 	// all are back, each deleted pod, until all are gone: a list of every
 	// pod at each look would load the API server the floor measures.
 	remaining := pods
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
 		deps, err := b.admin.AppsV1().Deployments("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			return false, nil
@@ -351,6 +366,8 @@ func (b *bench) churnFloor(ctx context.Context, nodes []string) (time.Duration, 
 		}
 		still := make([]bool, len(remaining))
 		parallel.Do(len(remaining), func(i int) {
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			p := remaining[i]
 			got, err := core.Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
 			still[i] = !apierrors.IsNotFound(err) && (err != nil || got.UID == p.UID)
