@@ -214,7 +214,7 @@ func TestCampaignScale(t *testing.T) {
 	fmt.Fprintf(&doc, "| shared lock's hold per plan decision, p99 (`%s`) | %s | <= 1 ms |\n", lockFamily, planLock)
 	fmt.Fprintf(&doc, "| shared lock's hold per campaign decision, p99 | %s | |\n", campaignLock)
 	fmt.Fprintf(&doc, "| maintd's goroutines' wait for a CPU, p99 (`%s`; a lock holder waits too) | %s | |\n", schedFamily,
-		strings.Replace(schedWait.String(), "decisions", "waits", 1))
+		schedWait.of("waits"))
 	fmt.Fprintf(&doc, "| campaign: mean CPU | %.2f cores | <= 1 |\n", campaignCPU)
 	fmt.Fprintf(&doc, "| peak RSS from start to SIGTERM (VmHWM) | %.0f MiB | <= 250 MiB |\n", peak)
 	fmt.Fprintf(&doc, "| (highest RSS sampled every 100 ms, MiB, by phase) | (%s) | |\n", m.phases())

@@ -127,12 +127,16 @@ func holdQuantile(before, after *dto.Histogram, q float64) lockHold {
 	return h
 }
 
-func (h lockHold) String() string {
+func (h lockHold) String() string { return h.of("decisions") }
+
+// of says the quantile, counting the observations as what (decisions,
+// waits).
+func (h lockHold) of(what string) string {
 	if h.n == 0 {
-		return "no decisions"
+		return "no " + what
 	}
-	return fmt.Sprintf("%.2f ms (bucket <= %.2f ms; %d decisions, the slowest <= %.2f ms)",
-		float64(h.at)/float64(time.Millisecond), 1000*h.le, h.n, 1000*h.max)
+	return fmt.Sprintf("%.2f ms (bucket <= %.2f ms; %d %s, the slowest <= %.2f ms)",
+		float64(h.at)/float64(time.Millisecond), 1000*h.le, h.n, what, 1000*h.max)
 }
 
 // writesByResource counts user's writes in the audit log from event from

@@ -224,7 +224,7 @@ func (c *Controller) decideCampaign(m *api.MaintenanceCampaign) (campaign.Decisi
 		return campaign.Decision{}, fmt.Errorf("list nodes: %w", err)
 	}
 	if running(m) {
-		if err = c.observed(func() (err error) { f.Sick, err = c.sickness(m, f.Nodes); return err }); err != nil {
+		if f.Sick, err = observed(c, func() (campaign.Sickness, error) { return c.sickness(m, f.Nodes) }); err != nil {
 			return campaign.Decision{}, err
 		}
 	}
@@ -245,15 +245,15 @@ func (c *Controller) decideCampaign(m *api.MaintenanceCampaign) (campaign.Decisi
 			return dec, err
 		}
 		if n := dec.Need.Start; n != nil {
-			var s campaign.Start
-			if err := c.observed(func() (err error) { s, err = c.campaignStart(n); return err }); err != nil {
+			s, err := observed(c, func() (campaign.Start, error) { return c.campaignStart(n) })
+			if err != nil {
 				return dec, err
 			}
 			f.Start = &s
 		}
 		if n := dec.Need.Capacity; n != nil {
-			var cp campaign.Capacity
-			if err := c.observed(func() (err error) { cp, err = c.capacity(m, n, now); return err }); err != nil {
+			cp, err := observed(c, func() (campaign.Capacity, error) { return c.capacity(m, n, now) })
+			if err != nil {
 				return dec, err
 			}
 			f.Capacity = &cp

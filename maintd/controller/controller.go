@@ -366,9 +366,9 @@ func (c *Controller) next(ctx context.Context, q workqueue.TypedRateLimitingInte
 	return true
 }
 
-// observe runs f, an observation, when one of the CPUs' turns is free
-// (Controller.observers).
-func (c *Controller) observed(f func() error) error {
+// observed runs f, an observation, when one of the CPUs' turns is free
+// (Controller.observers), and returns what it returned.
+func observed[T any](c *Controller, f func() (T, error)) (T, error) {
 	if c.observers != nil {
 		c.observers <- struct{}{}
 		defer func() { <-c.observers }()

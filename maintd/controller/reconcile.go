@@ -80,11 +80,7 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 // slow analysis stalls no other plan.
 func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan) (drain.Decision, *api.MaintenancePlan, time.Time, error) {
 	now := c.cfg.Now()
-	var f drain.Facts
-	err := c.observed(func() (err error) {
-		f, err = c.observe(p, now)
-		return err
-	})
+	f, err := observed(c, func() (drain.Facts, error) { return c.observe(p, now) })
 	if err != nil {
 		return drain.Decision{}, nil, now, err
 	}
