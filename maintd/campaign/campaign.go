@@ -217,11 +217,6 @@ func Decide(c *api.MaintenanceCampaign, f Facts, now time.Time) (Decision, error
 	} else if err != nil {
 		return Decision{}, err
 	}
-	if b := d.st.Breaker; Final(&d.st) && b != nil && b.Open {
-		// A campaign that ended holds nothing: its plans go on, or stop,
-		// on their own.
-		d.st.Breaker = &api.BreakerStatus{Trips: b.Trips}
-	}
 	d.st.ObservedGeneration = c.Generation
 	d.conditions()
 	d.declare()
@@ -316,8 +311,16 @@ func (d *decider) decide() error {
 		return nil
 	}
 	if !d.now.Before(st.Deadline.Time) {
-		d.set(api.Failed, api.DeadlineExceeded, "the campaign's deadline %s passed (started %s): %d of %d nodes drained; no new plan is made, and the nodes of failed plans stay cordoned (delete their plans, or the campaign, to uncordon them)",
-			d.spec.Deadline, st.StartedAt.UTC().Format(time.RFC3339), st.Counts.Drained+st.Counts.Completed, len(st.Nodes))
+		// Its plans that have not started expire (their startWithin is
+		// the campaign's deadline); those started go on to their own
+		// deadline, the same, unless the breaker is open: it stays open,
+		// and they stay paused where they are.
+		plans := "its started plans go on to their deadline, the same"
+		if b := st.Breaker; b != nil && b.Open {
+			plans = "its breaker stays open (" + b.Message + "): its started plans stay paused"
+		}
+		d.set(api.Failed, api.DeadlineExceeded, "the campaign's deadline %s passed (started %s): %d of %d nodes drained; no new plan is made, its plans that have not started expire, %s, and the nodes of failed plans stay cordoned (delete their plans, or the campaign, to uncordon them)",
+			d.spec.Deadline, st.StartedAt.UTC().Format(time.RFC3339), st.Counts.Drained+st.Counts.Completed, len(st.Nodes), plans)
 		return nil
 	}
 	d.requeueAt(st.Deadline.Time)
@@ -419,7 +422,7 @@ func (d *decider) plan(node string, n int, left time.Duration) *api.MaintenanceP
 		ObjectMeta: metav1.ObjectMeta{Name: PlanName(c.Name, node), Labels: lbls,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: api.SchemeGroupVersion.String(), Kind: "MaintenanceCampaign", Name: c.Name, UID: c.UID, Controller: ptr.To(true)}}},
 		Spec: api.MaintenancePlanSpec{NodeName: node, Reason: reason, Workloads: slices.Clone(s.Workloads), AllowAllWorkloads: s.AllowAllWorkloads,
-			AcceptedRisks: slices.Clone(s.AcceptedRisks), Deadline: &metav1.Duration{Duration: left}, MaxConcurrentEvictions: s.MaxConcurrentEvictions, Surge: s.Surge},
+			AcceptedRisks: slices.Clone(s.AcceptedRisks), StartWithin: &metav1.Duration{Duration: left}, Deadline: &metav1.Duration{Duration: left}, MaxConcurrentEvictions: s.MaxConcurrentEvictions, Surge: s.Surge},
 	}
 	p.Kind, p.APIVersion = "MaintenancePlan", api.SchemeGroupVersion.String()
 	return p
@@ -471,7 +474,11 @@ func (d *decider) count(byNode map[string]*api.MaintenancePlan) {
 		case api.Drained, api.Uncordoning:
 			c.Drained++
 		case api.Completed:
-			c.Completed++
+			if p.Status.Reason == api.Expired {
+				c.Expired++
+			} else {
+				c.Completed++
+			}
 		case api.Blocked:
 			c.Blocked++
 		case api.Failed:
@@ -564,12 +571,16 @@ func (d *decider) conditions() {
 	cond(api.ConditionProgressing, st.Phase == api.Draining || st.Phase == api.Pending, reason, st.Message)
 	cond(api.ConditionBlocked, st.Phase == api.Blocked || st.Phase == api.Failed, reason, st.Message)
 	paused := st.Reason == api.Paused || st.Reason == api.BreakerOpen
+	why, msg := reason, st.Message
+	if b := st.Breaker; Final(st) && b != nil && b.Open {
+		// It ended with its breaker open: its started plans stay paused.
+		paused, why, msg = true, string(api.BreakerOpen), b.Message
+	}
 	if paused || meta.FindStatusCondition(st.Conditions, api.ConditionPaused) != nil {
-		why := "Resumed"
-		if paused {
-			why = reason
+		if !paused {
+			why, msg = "Resumed", ""
 		}
-		cond(api.ConditionPaused, paused, why, map[bool]string{true: st.Message}[paused])
+		cond(api.ConditionPaused, paused, why, msg)
 	}
 }
 

@@ -123,7 +123,7 @@ func TestStartAndOneWave(t *testing.T) {
 		t.Errorf("status %s/%s wave %d, %d pods: %s", c.Status.Phase, c.Status.Reason, c.Status.Wave, c.Status.Counts.PodsAtStart, c.Status.Message)
 	}
 	p := d.Create[0]
-	want := api.MaintenancePlanSpec{NodeName: "a1", Reason: "campaign fleet", AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: time.Hour}}
+	want := api.MaintenancePlanSpec{NodeName: "a1", Reason: "campaign fleet", AllowAllWorkloads: true, StartWithin: &metav1.Duration{Duration: time.Hour}, Deadline: &metav1.Duration{Duration: time.Hour}}
 	if diff := cmp.Diff(want, p.Spec); diff != "" {
 		t.Errorf("plan spec (-want +got):\n%s", diff)
 	}
@@ -311,15 +311,29 @@ func TestDeadlineAndBlockedPlans(t *testing.T) {
 	if c.Status.Reason != api.PlansBlocked || !strings.Contains(c.Status.Message, "fleet-a4 (Blocked: unknown-pods-on-node)") {
 		t.Errorf("%s: %s", c.Status.Reason, c.Status.Message)
 	}
+	// Its plans must start within what is left of its deadline.
+	for _, p := range plans {
+		if p.Spec.StartWithin == nil || p.Spec.StartWithin.Duration != time.Hour || p.Spec.Deadline.Duration != time.Hour {
+			t.Errorf("plan %s: startWithin %v, deadline %v; want the campaign's hour", p.Name, p.Spec.StartWithin, p.Spec.Deadline)
+		}
+	}
 	// The deadline passes in the reconcile that opens the breaker: the
-	// campaign ends, and holds its plans paused no longer.
+	// campaign ends, and its breaker stays open: its started plans stay
+	// paused, never released into the sick cluster.
 	f.Sick.NotReady = []string{"b1", "b2"}
 	decide(t, c, f, t0.Add(time.Hour))
 	if c.Status.Phase != api.Failed || c.Status.Reason != api.DeadlineExceeded {
 		t.Errorf("past the deadline: %s/%s", c.Status.Phase, c.Status.Reason)
 	}
-	if b := c.Status.Breaker; b == nil || b.Open || b.Trips != 1 || meta.IsStatusConditionTrue(c.Status.Conditions, api.ConditionPaused) {
-		t.Errorf("a failed campaign's breaker: %+v", b)
+	if b := c.Status.Breaker; b == nil || !b.Open || b.Trips != 1 || !meta.IsStatusConditionTrue(c.Status.Conditions, api.ConditionPaused) {
+		t.Errorf("a campaign failed with its breaker open: breaker %+v, conditions %+v", b, c.Status.Conditions)
+	}
+	// The cluster heals: a failed campaign decides nothing more, and its
+	// breaker stays as it ended.
+	f.Sick.NotReady = nil
+	decide(t, c, f, t0.Add(time.Hour+time.Minute))
+	if b := c.Status.Breaker; b == nil || !b.Open {
+		t.Errorf("a failed campaign's breaker moved: %+v", b)
 	}
 	if d := decide(t, c, f, t0.Add(2*time.Hour)); len(d.Create)+len(d.Release) != 0 {
 		t.Errorf("a failed campaign acts: %+v", d)

@@ -20,7 +20,6 @@ import (
 
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
-	"github.com/sentinel-go/sentinel/maintd/campaign"
 	"github.com/sentinel-go/sentinel/maintd/drain"
 	"github.com/sentinel-go/sentinel/maintd/slots"
 )
@@ -136,7 +135,9 @@ func (c *Controller) shared(p *api.MaintenancePlan, f *drain.Facts) error {
 	f.ThrottledUntil = c.throttledUntil
 	f.Pause = c.pauseFacts()
 	if m := c.campaignOf(p); m != nil {
-		if b := m.Status.Breaker; f.Pause == nil && b != nil && b.Open && b.OpenedAt != nil && !campaign.Final(&m.Status) {
+		// A campaign that ended with its breaker open keeps it open: its
+		// started plans stay paused, never released into a sick cluster.
+		if b := m.Status.Breaker; f.Pause == nil && b != nil && b.Open && b.OpenedAt != nil {
 			f.Pause = &drain.Pause{Object: m.Name, Since: b.OpenedAt.Time, Reason: b.Message, Campaign: true}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	autoscalinglisters "k8s.io/client-go/listers/autoscaling/v2"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
@@ -69,6 +70,7 @@ func benchCluster(b *testing.B, nodes, perNode int) (*Controller, *api.Maintenan
 	c.pvs, c.pvcs = corelisters.NewPersistentVolumeLister(idx(nil)), corelisters.NewPersistentVolumeClaimLister(idx(nil))
 	c.replicaSets, c.deployments, c.statefulSets = appslisters.NewReplicaSetLister(rsIdx), appslisters.NewDeploymentLister(depIdx), appslisters.NewStatefulSetLister(idx(nil))
 	c.daemonSets, c.jobs, c.cronJobs = appslisters.NewDaemonSetLister(idx(nil)), batchlisters.NewJobLister(idx(nil)), batchlisters.NewCronJobLister(idx(nil))
+	c.hpas = autoscalinglisters.NewHorizontalPodAutoscalerLister(idx(nil))
 	must := func(err error) {
 		if err != nil {
 			b.Fatal(err)

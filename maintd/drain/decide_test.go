@@ -28,7 +28,7 @@ type world struct {
 
 func newWorld() *world {
 	p := &api.MaintenancePlan{
-		ObjectMeta: metav1.ObjectMeta{Name: "p1", UID: "plan-uid", Generation: 1},
+		ObjectMeta: metav1.ObjectMeta{Name: "p1", UID: "plan-uid", Generation: 1, CreationTimestamp: metav1.NewTime(t0)},
 		Spec: api.MaintenancePlanSpec{NodeName: "n1", Reason: "kernel",
 			Workloads: []api.WorkloadRef{{Kind: "Deployment", Namespace: "shop", Name: "web"}}},
 	}
@@ -662,6 +662,48 @@ func TestDecide(t *testing.T) {
 			},
 			want: want{phase: api.Uncordoning, reason: api.UncordonSubmitted, action: Uncordon},
 		},
+		// The start-by: creation (t0) plus startWithin (1h by default).
+		"not started within startWithin: expired, the node untouched": {
+			setup: func(w *world) { w.plan.CreationTimestamp = metav1.NewTime(now.Add(-time.Hour)) },
+			want:  want{phase: api.Completed, reason: api.Expired, message: "did not start by"},
+		},
+		"before its start-by: requeued at it": {
+			setup: func(w *world) { w.facts.Holders = 1; w.plan.Spec.StartWithin = &metav1.Duration{Duration: 5 * time.Minute} },
+			want:  want{phase: api.Pending, reason: api.WaitingForSlot, requeue: 4 * time.Minute},
+		},
+		"waiting for a slot past its start-by: expired": {
+			setup: func(w *world) {
+				w.plan.Spec.StartWithin = &metav1.Duration{Duration: time.Minute}
+				w.plan.Status.Phase, w.plan.Status.Reason = api.Pending, api.WaitingForSlot
+				w.facts.Holders = 1
+			},
+			want: want{phase: api.Completed, reason: api.Expired, message: "was pending (waiting-for-slot)"},
+		},
+		"blocked before the start and past its start-by: expired when the cause clears": {
+			setup: func(w *world) {
+				w.plan.Spec.StartWithin = &metav1.Duration{Duration: 30 * time.Second}
+				w.plan.Status.Phase, w.plan.Status.Reason = api.Blocked, api.UnknownPodsOnNode
+			},
+			want: want{phase: api.Completed, reason: api.Expired, message: "was blocked (unknown-pods-on-node)"},
+		},
+		"paused past its start-by: expired": {
+			setup: func(w *world) {
+				w.plan.Spec.StartWithin = &metav1.Duration{Duration: time.Minute}
+				w.facts.Pause = &Pause{Object: "maintd-system/maintd-pause", Since: t0}
+			},
+			want: want{phase: api.Completed, reason: api.Expired},
+		},
+		"dry run past its start-by: expired": {
+			setup: func(w *world) { w.plan.Spec.StartWithin = &metav1.Duration{Duration: time.Minute}; w.plan.Spec.DryRun = true },
+			want:  want{phase: api.Completed, reason: api.Expired},
+		},
+		"started plan past its start-by goes on": {
+			setup: func(w *world) {
+				w.plan.Spec.StartWithin = &metav1.Duration{Duration: time.Second}
+				w.started(api.Cordoned, api.CordonObserved)
+			},
+			want: want{phase: api.Draining, reason: api.EvictionRequested, action: Evict, targets: []string{"shop/web-1"}},
+		},
 		"release before the cordon: nothing to undo": {
 			setup: func(w *world) { w.plan.Spec.Release = true },
 			want:  want{phase: api.Completed, reason: api.ReleasedBeforeWork},
@@ -715,13 +757,13 @@ func TestDecide(t *testing.T) {
 					t.Errorf("the recovery is not in the history before the eviction: %+v", d.Status.History)
 				}
 			}
-			checkInvariants(t, w, d)
+			checkInvariants(t, w, d, now)
 		})
 	}
 }
 
 // checkInvariants holds for every decision.
-func checkInvariants(t *testing.T, w *world, d Decision) {
+func checkInvariants(t *testing.T, w *world, d Decision, now time.Time) {
 	t.Helper()
 	st := d.Status
 	if st.ObservedGeneration != w.plan.Generation {
@@ -762,6 +804,14 @@ func checkInvariants(t *testing.T, w *world, d Decision) {
 	}
 	if Final(&w.plan.Status) && (d.Action != None || !cmp.Equal(w.plan.Status.Phase, st.Phase)) {
 		t.Errorf("a final plan acted or moved: %s -> %s", w.plan.Status.Phase, st.Phase)
+	}
+	// The start-by, from the plan's own record: its creation and spec.
+	within := time.Hour
+	if w.plan.Spec.StartWithin != nil {
+		within = w.plan.Spec.StartWithin.Duration
+	}
+	if ep := w.plan.Status.EvictionProgress; (ep == nil || ep.Scope == "") && !now.Before(w.plan.CreationTimestamp.Add(within)) && d.Action != None {
+		t.Errorf("plan created %s with startWithin %s acted (%v) at %s, past its start-by, before its start", w.plan.CreationTimestamp, within, d.Action, now)
 	}
 	if d.Action == Cordon && w.facts.Node.Annotations[cordon.OwnerAnnotation] != "" && w.facts.Node.Annotations[cordon.OwnerAnnotation] != Owner(w.plan) {
 		t.Errorf("cordon over another owner's annotation")

@@ -28,6 +28,7 @@ import (
 // Defaults of the spec's optional fields (the CRD sets them too).
 const (
 	DefaultDeadline               = time.Hour
+	DefaultStartWithin            = time.Hour
 	DefaultMaxConcurrentEvictions = 50
 	DefaultMaxCooldown            = time.Minute
 	DefaultEvictionTimeout        = 10 * time.Second
@@ -186,8 +187,8 @@ type Decision struct {
 // Spec is a plan's spec with every default applied.
 type Spec struct {
 	api.MaintenancePlanSpec
-	Deadline, MaxCooldown, EvictionTimeout time.Duration
-	MaxConcurrentEvictions                 int
+	StartWithin, Deadline, MaxCooldown, EvictionTimeout time.Duration
+	MaxConcurrentEvictions                              int
 }
 
 // Defaulted applies the defaults to s.
@@ -198,7 +199,7 @@ func Defaulted(s api.MaintenancePlanSpec) Spec {
 		}
 		return v.Duration
 	}
-	out := Spec{MaintenancePlanSpec: s,
+	out := Spec{MaintenancePlanSpec: s, StartWithin: d(s.StartWithin, DefaultStartWithin),
 		Deadline: d(s.Deadline, DefaultDeadline), MaxCooldown: d(s.MaxCooldown, DefaultMaxCooldown),
 		EvictionTimeout: d(s.EvictionTimeout, DefaultEvictionTimeout), MaxConcurrentEvictions: int(s.MaxConcurrentEvictions)}
 	if out.MaxConcurrentEvictions <= 0 {
@@ -331,6 +332,9 @@ func (d *decider) decide() {
 		d.release(ours)
 		return
 	}
+	if !started && d.expired() {
+		return
+	}
 	// Until the cordon is seen, the plan stays Cordoning: it holds its
 	// maintenance slot by that intent, and a plan that failed before its
 	// cordon showed would hold a node nobody counts.
@@ -441,6 +445,33 @@ func (d *decider) decide() {
 		return
 	}
 	d.drain(pods)
+}
+
+// expired ends a plan that has not started by its start-by (its creation
+// plus spec.startWithin): Completed, the node never touched. Before then it
+// asks to decide again at the start-by, whatever it waits on.
+func (d *decider) expired() bool {
+	created := d.p.CreationTimestamp
+	if created.IsZero() {
+		d.st.StartBy = nil // not yet stored: the API server sets it
+		return false
+	}
+	by := metav1.NewTime(created.Add(d.spec.StartWithin).Truncate(time.Second))
+	d.st.StartBy = &by
+	if d.now.Before(by.Time) {
+		d.requeueAt(by.Time)
+		return false
+	}
+	was := strings.ToLower(string(d.p.Status.Phase))
+	if was == "" {
+		was = "new"
+	}
+	if r := d.p.Status.Reason; r != "" {
+		was += " (" + string(r) + ")"
+	}
+	d.set(api.Completed, api.Expired, "the plan did not start by %s (created %s, startWithin %s); it was %s: expired, node %s was never touched (create a new plan to drain it)",
+		by.UTC().Format(time.RFC3339), created.UTC().Format(time.RFC3339), d.spec.StartWithin, was, d.spec.NodeName)
+	return true
 }
 
 func ownerText(owner string) string {

@@ -162,9 +162,16 @@ func (w *World) actor() {
 	case 5: // a person creates another plan
 		node := nodes[r.IntN(len(nodes))].(*corev1.Node)
 		name := fmt.Sprintf("late-%d", len(w.trace))
-		_, err := w.s.create(plansR, &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: api.MaintenancePlanSpec{NodeName: node.Name, AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 20 * time.Minute}}})
-		w.logf("person: create plan %s for %s -> %s", name, node.Name, errText(err))
+		spec := api.MaintenancePlanSpec{NodeName: node.Name, AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 20 * time.Minute}}
+		if w.starting.IntN(3) == 0 {
+			spec.StartWithin = &metav1.Duration{Duration: time.Duration(20+w.starting.IntN(161)) * time.Second}
+		}
+		_, err := w.s.create(plansR, &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec})
+		within := "default"
+		if spec.StartWithin != nil {
+			within = spec.StartWithin.Duration.String()
+		}
+		w.logf("person: create plan %s for %s (startWithin %s) -> %s", name, node.Name, within, errText(err))
 	case 6: // a budget changes
 		pdbs := w.s.list(pdbsR, Namespace, nil)
 		if len(pdbs) == 0 {

@@ -245,6 +245,7 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	switch ep := p.Status.EvictionProgress; {
 	case p.Status.Phase == api.Cordoning:
 		if _, ok := w.drainStart[p.UID]; !ok {
+			w.startsInTime(p)
 			// The second the status records: the API keeps times to the
 			// second, and the deadline counts from startedAt.
 			w.drainStart[p.UID] = w.clock.Now().Truncate(time.Second)
@@ -286,6 +287,29 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 		w.violate("plan %s flapped back to %s while nothing it reads changed", p.Name, pr)
 	}
 	sl.last, sl.seen[pr] = pr, true
+}
+
+// startsInTime checks a plan's decision to start its drain (its first
+// Cordoning) against what people wrote and the server recorded: not past
+// its creation plus spec.startWithin (an hour when unset, as the CRD
+// defaults it), to the second the API keeps; and not once its campaign
+// has failed. w.mu is held.
+func (w *World) startsInTime(p *api.MaintenancePlan) {
+	within := time.Hour
+	if p.Spec.StartWithin != nil {
+		within = p.Spec.StartWithin.Duration
+	}
+	now := w.clock.Now()
+	if by := p.CreationTimestamp.Add(within); now.Sub(by) >= time.Second {
+		w.violate("plan %s started its drain at %s, past its start-by %s (created %s, startWithin %s)", p.Name, now.Format(time.RFC3339), by.Format(time.RFC3339), p.CreationTimestamp.Format(time.RFC3339), within)
+	}
+	if name := p.Labels[api.CampaignLabel]; name != "" {
+		if o, err := w.s.get(campsR, "", name); err == nil {
+			if c := o.(*api.MaintenanceCampaign); c.Status.Phase == api.Failed {
+				w.violate("plan %s started its drain while its campaign %s is Failed (%s)", p.Name, name, c.Status.Reason)
+			}
+		}
+	}
 }
 
 // scaled checks a write of maintd to an owner: a surge's scale-up adds one

@@ -141,6 +141,24 @@ var schedules = map[string]struct {
 			w.createPlan("b", planSpec("node-2"))
 		},
 	},
+	"17 a plan blocked before its start expires at its start-by": {
+		// A person cordons node-1 (no owner) before the plan is made: the
+		// plan is Blocked, node-occupied. Its startWithin (1 min) passes;
+		// the person uncordons the node: the plan must not start then, at
+		// a moment nobody chose, but end Completed, expired.
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 2, PDB: "max1"}}},
+		maxNodes: 1,
+		path:     []string{"Blocked on plan-1", "Completed on plan-1: the plan did not start by", "person: edit nodes node-1 -> ok"},
+		run: func(w *World) {
+			w.edit(nodesR, "", "node-1", func(o any) { o.(*corev1.Node).Spec.Unschedulable = true })
+			spec := planSpec("node-1")
+			spec.StartWithin = &metav1.Duration{Duration: time.Minute}
+			w.createPlan("plan-1", spec)
+			w.rounds(70, time.Second, plansR, nodesR)
+			w.edit(nodesR, "", "node-1", func(o any) { o.(*corev1.Node).Spec.Unschedulable = false })
+			w.rounds(10, time.Second, plansR, nodesR)
+		},
+	},
 	"7 an eviction without a PDB keeps the throttle": {
 		// A batch of a pod with a PDB and one without: the first meets a
 		// throttling 429 (Retry-After 1s), the second is accepted. The
@@ -285,6 +303,48 @@ var schedules = map[string]struct {
 			w.mu.Lock()
 			w.setReady("node-3", corev1.ConditionTrue)
 			w.mu.Unlock()
+		},
+	},
+	"16 a campaign that fails with its breaker open keeps its plans paused": {
+		// As 14, with a deadline of 90 s: node-3 goes NotReady after the
+		// first eviction and stays so past the deadline. The campaign
+		// fails; its breaker must stay open and its plans paused: no
+		// eviction into the sick cluster (it closed at the failure, and
+		// the plans, woken, evicted before their own deadline passed).
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 3, PDB: "max1"}},
+			Campaign: &api.MaintenanceCampaignSpec{Nodes: []string{"node-1", "node-2"}, AllowAllWorkloads: true, Release: true, Deadline: &metav1.Duration{Duration: 90 * time.Second},
+				Breaker: api.Breaker{MaxNotReadyNodes: 0, PodReadyTimeout: &metav1.Duration{Duration: time.Hour}, HoldDown: &metav1.Duration{Duration: time.Minute}}}},
+		maxNodes: 2,
+		path:     []string{"evict shop/app1-5d8f-0 -> 201", "node node-3: Ready False", "is paused by its breaker", "Failed on fleet:", "its breaker stays open"},
+		run: func(w *World) {
+			for i := 0; i < 20 && !strings.Contains(w.Trace(), "evict shop/app1-5d8f-0 -> 201"); i++ {
+				w.mu.Lock()
+				w.cluster()
+				w.mu.Unlock()
+				w.rounds(1, time.Second, resources...)
+			}
+			w.mu.Lock()
+			w.setReady("node-3", corev1.ConditionFalse)
+			w.mu.Unlock()
+			sick := len(w.Trace())
+			for range 30 {
+				w.mu.Lock()
+				w.cluster()
+				w.mu.Unlock()
+				w.rounds(1, 5*time.Second, resources...)
+			}
+			if after := w.Trace()[sick:]; strings.Contains(after, "evict shop/") && strings.Contains(after, "-> 201") {
+				w.mu.Lock()
+				w.violate("a pod was evicted while node-3 was NotReady, beyond the campaign's breaker:\n%s", after)
+				w.mu.Unlock()
+			}
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if o, err := w.s.get(campsR, "", "fleet"); err != nil {
+				w.failf("get campaign fleet: %v", err)
+			} else if c := o.(*api.MaintenanceCampaign); c.Status.Phase != api.Failed || c.Status.Breaker == nil || !c.Status.Breaker.Open {
+				w.violate("campaign fleet is %s with breaker %+v while node-3 is NotReady: a failed campaign's breaker must stay open", c.Status.Phase, c.Status.Breaker)
+			}
 		},
 	},
 	"15 a wave's last cordon wakes the plans that wait for it": {

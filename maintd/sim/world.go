@@ -65,6 +65,10 @@ type World struct {
 	// from rng as pinning is.
 	surging *rand.Rand
 	surge   bool
+	// starting draws, apart from rng, the short startWithin of some of the
+	// plans people make late (a third of them, 20 s to 3 min), so that
+	// plans expire before their start while their causes come and go.
+	starting *rand.Rand
 	// pausing draws, apart from rng, whether and when a person pauses all
 	// maintenance (1 seed in 5) with the switch.
 	pausing *rand.Rand
@@ -127,6 +131,7 @@ func retries(pr string) bool {
 func New(seed int64) *World {
 	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), pinning: rand.New(rand.NewPCG(uint64(seed), 0x919)),
 		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), pausing: rand.New(rand.NewPCG(uint64(seed), 0xba05e)),
+		starting:    rand.New(rand.NewPCG(uint64(seed), 0x57a27)),
 		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
 		silence: map[types.UID]*silence{}}

@@ -250,6 +250,10 @@ type CampaignCounts struct {
 	Completed int32 `json:"completed"`
 	Blocked   int32 `json:"blocked"`
 	Failed    int32 `json:"failed"`
+	// Expired are the plans that did not start before the campaign's
+	// deadline (their startWithin).
+	// +optional
+	Expired int32 `json:"expired,omitempty"`
 	// PodsAtStart are the pods to evict on the campaign's nodes when it
 	// started; Evicted are the evictions its plans made. Evicted above
 	// PodsAtStart are pods moved twice (a wave's pods that landed on a

@@ -77,6 +77,21 @@ type MaintenancePlanSpec struct {
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9][a-z0-9-]*$`
 	AcceptedRisks []string `json:"acceptedRisks,omitempty"`
 
+	// StartWithin bounds the wait before the drain starts: counted from the
+	// plan's creation, past it a plan that has not cordoned its node ends
+	// Completed (expired) and never touches the node. Waiting for a
+	// maintenance slot, a block before the start (unknown pods, the node
+	// occupied, a forecast of never), a pause and a dry run all spend it,
+	// so that a plan left behind does not start days later, at a moment
+	// nobody chose. A campaign sets it on its plans to what is left of its
+	// own deadline. Make it longer for a plan queued behind many others.
+	// +optional
+	// +kubebuilder:default="1h"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="startWithin must be positive"
+	StartWithin *metav1.Duration `json:"startWithin,omitempty"`
+
 	// Deadline bounds the drain: it counts from the cordon (the start of the
 	// drain) to Drained; past it the plan fails (deadline-exceeded) and the
 	// node stays cordoned. Waiting for a maintenance slot, being Blocked
@@ -214,6 +229,9 @@ const (
 	// ConfigMap exists): no cordon, eviction or surge until it is deleted.
 	Paused             Reason = "paused"
 	ReleasedBeforeWork Reason = "released"
+	// Expired: the plan did not start (cordon) within spec.startWithin of
+	// its creation; it ends Completed, having written nothing to the node.
+	Expired Reason = "expired"
 )
 
 // Reasons of Blocked and Failed.
@@ -293,6 +311,10 @@ type MaintenancePlanStatus struct {
 	// +optional
 	// +listType=atomic
 	DryRun []PodVerdict `json:"dryRun,omitempty"`
+	// StartBy is the plan's creation plus spec.startWithin: a plan that has
+	// not started by then expires.
+	// +optional
+	StartBy *metav1.Time `json:"startBy,omitempty"`
 	// Since is when the current phase and reason began: a wait (for a slot,
 	// a budget, a pod's exit) has lasted since then, for the cause the
 	// reason and message name.

@@ -479,6 +479,11 @@ func (in *MaintenancePlanSpec) DeepCopyInto(out *MaintenancePlanSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.StartWithin != nil {
+		in, out := &in.StartWithin, &out.StartWithin
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Deadline != nil {
 		in, out := &in.Deadline, &out.Deadline
 		*out = new(v1.Duration)
@@ -536,6 +541,10 @@ func (in *MaintenancePlanStatus) DeepCopyInto(out *MaintenancePlanStatus) {
 		in, out := &in.DryRun, &out.DryRun
 		*out = make([]PodVerdict, len(*in))
 		copy(*out, *in)
+	}
+	if in.StartBy != nil {
+		in, out := &in.StartBy, &out.StartBy
+		*out = (*in).DeepCopy()
 	}
 	if in.Since != nil {
 		in, out := &in.Since, &out.Since

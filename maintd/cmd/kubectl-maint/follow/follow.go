@@ -37,9 +37,10 @@ const (
 )
 
 // Outcome reports whether p has reached goal or stopped short of it
-// (Blocked, Failed), and the exit code that means: 0 reached, 3 Blocked or
-// Failed; for a dry run the worst code of its verdicts (2 for a refusal
-// that passes, such as a budget exhausted now). A status that does not
+// (Blocked, Failed, or expired before its start), and the exit code that
+// means: 0 reached, 3 Blocked, Failed or expired; for a dry run the worst
+// code of its verdicts (2 for a refusal that passes, such as a budget
+// exhausted now). A status that does not
 // yet reflect the plan's spec (observedGeneration) is never an outcome.
 func Outcome(p *api.MaintenancePlan, goal Goal) (done bool, code exitcode.Code) {
 	st := &p.Status
@@ -48,6 +49,9 @@ func Outcome(p *api.MaintenancePlan, goal Goal) (done bool, code exitcode.Code) 
 	}
 	switch {
 	case st.Phase == api.Blocked, st.Phase == api.Failed:
+		return true, exitcode.Blocked
+	case st.Phase == api.Completed && st.Reason == api.Expired && goal != Completed:
+		// It did not start by its start-by: nothing was drained.
 		return true, exitcode.Blocked
 	case goal == Drained && (st.Phase == api.Drained || st.Phase == api.Completed):
 		return true, exitcode.OK
