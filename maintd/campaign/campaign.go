@@ -529,7 +529,14 @@ func (d *decider) breaker() bool {
 		b.Reason, b.Message, b.ClearSince = reason, msg, nil
 	case b != nil && b.Open:
 		if b.ClearSince == nil {
-			b.ClearSince = &now
+			// The status keeps whole seconds: the hold-down counts from
+			// the first whole second not before health was first seen,
+			// so that it is never shorter than holdDown.
+			since := metav1.NewTime(d.now)
+			if d.at.After(d.now) {
+				since = metav1.NewTime(d.now.Add(time.Second))
+			}
+			b.ClearSince = &since
 		}
 		if left := b.ClearSince.Add(s.HoldDown).Sub(d.at); left > 0 {
 			d.requeueAt(b.ClearSince.Add(s.HoldDown))

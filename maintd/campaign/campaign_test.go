@@ -255,16 +255,17 @@ func TestBreaker(t *testing.T) {
 	if b := c.Status.Breaker; b == nil || !b.Open || b.Reason != "nodes-not-ready" || b.Trips != 1 || !strings.Contains(b.Message, "3 nodes outside the campaign are NotReady (b1, b2, b3), more than maxNotReadyNodes 2") {
 		t.Errorf("breaker %+v", b)
 	}
-	// Clear: it holds down 30 s, then closes.
+	// Clear, first seen 10.4 s in: it holds down 30 s, never less (the
+	// status keeps whole seconds: counted from 11 s), then closes.
 	f.Sick.NotReady = nil
-	d = decide(t, c, f, t0.Add(10*time.Second))
+	d = decide(t, c, f, t0.Add(10*time.Second+400*time.Millisecond))
 	paused(true)
-	if d.Requeue != 30*time.Second {
-		t.Errorf("requeue %s, want the hold-down", d.Requeue)
+	if d.Requeue != 30*time.Second+600*time.Millisecond {
+		t.Errorf("requeue %s, want the hold-down from the next whole second", d.Requeue)
 	}
-	decide(t, c, f, t0.Add(39*time.Second))
+	decide(t, c, f, t0.Add(40*time.Second+500*time.Millisecond))
 	paused(true)
-	decide(t, c, f, t0.Add(40*time.Second))
+	decide(t, c, f, t0.Add(41*time.Second))
 	paused(false)
 	// A moved pod not Ready: it counts after podReadyTimeout, and the
 	// campaign looks again then.

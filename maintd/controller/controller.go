@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -345,14 +346,24 @@ func (c *Controller) next(ctx context.Context, q workqueue.TypedRateLimitingInte
 	}
 	start := time.Now()
 	requeue, err := reconcile(context.WithoutCancel(ctx), key)
+	// A conflict is the API's optimistic concurrency at work (a status
+	// write that met a newer object): retried, it is no error.
+	conflict := apierrors.IsConflict(err)
 	if m := c.cfg.Metrics; m != nil {
 		result := "ok"
-		if err != nil {
+		switch {
+		case conflict:
+			result = "conflict"
+		case err != nil:
 			result = "error"
 		}
 		m.Reconcile.WithLabelValues(result).Observe(time.Since(start).Seconds())
 	}
 	switch {
+	case conflict:
+		c.cfg.Log.Info("reconcile met a newer object; retrying", kind, key, "err", err)
+		q.AddRateLimited(key)
+		return true
 	case err != nil:
 		c.cfg.Log.Error("reconcile", kind, key, "err", err)
 		q.AddRateLimited(key)

@@ -50,7 +50,7 @@ func New(reg prometheus.Registerer, plans func() []Plan) *Metrics {
 			Help:    "Planned length of each cooldown started, by reason (pdb-budget-exhausted, pdb-stale, eviction-throttled, api-contention).",
 			Buckets: []float64{1, 2, 5, 10, 20, 30, 60, 120, 300}}, []string{"reason"}),
 		Reconcile: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "reconcile_duration_seconds",
-			Help:    "Time to reconcile one plan once (read, decide, persist, act, record), by result.",
+			Help:    "Time to reconcile one plan once (read, decide, persist, act, record), by result (ok, conflict: a write met a newer object and is retried, error).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}, []string{"result"}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "leader",
 			Help: "1 while this process holds the leader lease and reconciles, 0 while it stands by."}),
