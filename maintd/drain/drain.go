@@ -258,10 +258,17 @@ func Final(st *api.MaintenancePlanStatus) bool {
 	return false
 }
 
+// Started reports whether a plan in this status has started its drain: it
+// decided to cordon its node (the drain's scope is recorded), whatever
+// happened since.
+func Started(st *api.MaintenancePlanStatus) bool {
+	return st.EvictionProgress != nil && st.EvictionProgress.Scope != ""
+}
+
 // HoldsCordon reports whether a plan in this status has cordoned its node or
 // is about to.
 func HoldsCordon(st *api.MaintenancePlanStatus) bool {
-	return st.EvictionProgress != nil && st.EvictionProgress.Scope != "" && st.Phase != api.Completed
+	return Started(st) && st.Phase != api.Completed
 }
 
 // Decide is the next step of plan p given the facts at now.
@@ -316,7 +323,7 @@ func (d *decider) decide() {
 	}
 	// The deadline counts from the start of the drain (the cordon): a wait
 	// for a slot, a block before the start and a dry run spend none of it.
-	started := ep.Scope != ""
+	started := Started(&d.st)
 	if started && ep.StartedAt != nil {
 		deadline := metav1.NewTime(ep.StartedAt.Add(d.spec.Deadline))
 		ep.Deadline = &deadline

@@ -24,7 +24,7 @@ func app() *cli.App {
 		Summary: "drain a node through maintd, and watch it happen (kubectl maint)",
 		Synopsis: []string{
 			"kubectl maint drain NODE (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]",
-			"                         [--surge] [--reason TEXT] [--name PLAN] [--dry-run] [--wait|--no-wait] [--timeout D] [-o json|yaml]",
+			"                         [--surge] [--reason TEXT] [--name PLAN] [--dry-run] [--keep] [--wait|--no-wait] [--timeout D] [-o json|yaml]",
 			"kubectl maint uncordon NODE [--keep] [--timeout D] [-o json|yaml]",
 			"kubectl maint status [NODE|PLAN] [-w] [-o json|yaml]",
 			"kubectl maint preflight NODE [--workloads ...|--all-workloads] [--accept RISK]... [--surge] [-o table|json|yaml]",

@@ -14,6 +14,7 @@ import (
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/follow"
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/plan"
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/view"
+	"github.com/sentinel-go/sentinel/maintd/drain"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 	"github.com/sentinel-go/sentinel/plumbing/exitcode"
@@ -24,7 +25,7 @@ func drainCommand() *cli.Command {
 		Name:  "drain",
 		Usage: "create a MaintenancePlan for NODE and follow it until Drained, Blocked or Failed",
 		UsageText: `kubectl maint drain NODE (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]
-                         [--surge] [--reason TEXT] [--name PLAN] [--dry-run] [--wait|--no-wait] [--timeout D] [-o json|yaml]`,
+                         [--surge] [--reason TEXT] [--name PLAN] [--dry-run] [--keep] [--wait|--no-wait] [--timeout D] [-o json|yaml]`,
 		Description: `Drain creates a MaintenancePlan for NODE, named NODE-<random> (or --name),
 labelled maintenance.sentinel.dev/created-by with the user the API server
 knows you as, and app.kubernetes.io/managed-by=kubectl-maint. maintd does
@@ -39,10 +40,15 @@ the current wait and its cause, and the ETA of the plan's forecast. Piped,
 with TERM=dumb, or with -o, only the lines are printed. At the end stdout
 gets one line, "maintenanceplan/NAME PHASE", or with -o the plan.
 
-Exit code: 0 Drained; 3 Blocked or Failed (the reason on stderr; the
-plan stays, and maintd goes on if its cause goes away); 2 still waiting
-when --timeout ends. Ctrl-C stops watching and leaves the plan running;
-"kubectl maint status -w PLAN" watches it again.
+Exit code: 0 Drained; 3 Blocked, Failed or expired (the reason on stderr);
+2 still waiting when --timeout ends. Ctrl-C stops watching. A plan that
+has started its drain (cordoned) stays and maintd goes on with it: "kubectl
+maint status -w PLAN" watches it again. A plan that has not started
+(Blocked before its cordon, waiting for a slot) is deleted when drain ends,
+so that it does not cordon and drain the node later, when its cause
+clears, at a moment nobody chose; stderr says so. --keep leaves it: maintd
+then starts it if its cause clears before its start-by (spec.startWithin
+after its creation, 1h; past it the plan expires, the node untouched).
 
 --dry-run creates the plan with spec.dryRun: maintd runs the checks and a
 server-side dry run of each eviction, writing nothing but the plan's
@@ -64,6 +70,7 @@ the pod's Deployment, waits until the new pod is Ready, evicts the old one
 			&cli.StringFlag{Name: "reason", Usage: "why, shown in the plan and on the node (`TEXT`, e.g. a change ticket)"},
 			&cli.StringFlag{Name: "name", Usage: "the plan's `NAME` (default: NODE-<random>)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "maintd checks and dry-runs each eviction; nothing but the plan is written, and it is deleted at the end"},
+			&cli.BoolFlag{Name: "keep", Usage: "leave the plan when drain ends before the drain started (Blocked, Ctrl-C, --timeout): maintd starts it if its cause clears before its start-by"},
 			&cli.BoolFlag{Name: "wait", Value: true, Usage: "follow the plan until its outcome"},
 			&cli.BoolFlag{Name: "no-wait", Usage: "create the plan and return (as --wait=false)"},
 			timeoutFlag,
@@ -130,19 +137,56 @@ func drainAction(c *cli.Context) error {
 		goal = follow.DryRun
 	}
 	p, code, err := watch(c, cl, created, goal, format == "", false)
-	if err != nil {
-		return err
-	}
-	if req.DryRun {
+	if err == nil && req.DryRun {
 		for _, v := range p.Status.DryRun {
 			fmt.Fprintf(stderr, "dry run: pod %s/%s: %s %s\n", v.Namespace, v.Name, v.Outcome, v.Message)
 		}
-		// Deleted even when the view was stopped: a dry run leaves nothing.
-		if err := cl.plans.Delete(context.WithoutCancel(ctx), p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}); err != nil && !apierrors.IsNotFound(err) {
-			fmt.Fprintf(stderr, "%s: delete the dry run's plan %s: %v\n", name, p.Name, err)
+	}
+	// Whatever ended the watch (an outcome, --timeout, Ctrl-C), a dry run
+	// leaves nothing, and a plan that has not started goes unless --keep:
+	// left behind, it would start whenever its cause cleared.
+	if req.DryRun || !c.Bool("keep") {
+		if why, gone, derr := leaveNothing(context.WithoutCancel(ctx), cl, created, req.DryRun); derr != nil {
+			fmt.Fprintf(stderr, "%s: delete plan %s: %v\n", name, created.Name, derr)
+		} else if gone && !req.DryRun {
+			fmt.Fprintf(stderr, "maintenanceplan/%s deleted: it had not started (%s); --keep leaves it to start if its cause clears before its start-by\n", created.Name, why)
 		}
 	}
+	if err != nil {
+		return err
+	}
 	return finish(c, format, p, code)
+}
+
+// leaveNothing deletes plan p, as read live, when it is a dry run or has not
+// started its drain (it never cordoned): gone reports a deletion, and why
+// is the phase it had. A plan that changed since it was read is read
+// again (the delete is conditional on its resourceVersion), so that one
+// that just started is never deleted by this.
+func leaveNothing(ctx context.Context, cl *clients, p *api.MaintenancePlan, dryRun bool) (why string, gone bool, err error) {
+	for range 5 {
+		now, err := cl.plans.Get(ctx, p.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return "", false, nil
+		case err != nil:
+			return "", false, err
+		case now.UID != p.UID:
+			return "", false, nil // not ours: ours is gone
+		case !dryRun && drain.Started(&now.Status):
+			return "", false, nil
+		}
+		err = cl.plans.Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &now.UID, ResourceVersion: &now.ResourceVersion}})
+		switch {
+		case err == nil:
+			return phaseOf(now), true, nil
+		case apierrors.IsNotFound(err):
+			return "", false, nil
+		case !apierrors.IsConflict(err):
+			return "", false, err
+		}
+	}
+	return "", false, fmt.Errorf("it kept changing while being deleted")
 }
 
 // drainRequest reads drain's (and preflight's) flags and NODE.
