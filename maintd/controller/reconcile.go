@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -173,6 +174,18 @@ func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec dra
 	req := cordon.Request{Owner: dec.Owner, Reason: dec.Reason, ExpectUID: dec.NodeUID, Uncordon: dec.Action == drain.Uncordon}
 	res, err := c.applyCordon(ctx, p.Spec.NodeName, req, now)
 	if err != nil {
+		if msg, ok := refusal(err); ok {
+			// Shown on the plan, not only in the log; retried with
+			// backoff until the deadline.
+			act := map[drain.Action]string{drain.Cordon: "cordon", drain.Uncordon: "uncordon"}[dec.Action]
+			if st := drain.Refused(p, p.Status, act, msg, c.cfg.Now()); !apiequality.Semantic.DeepEqual(st, p.Status) {
+				if rerr := c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
+					return drain.Refused(p, st, act, msg, c.cfg.Now())
+				}); rerr != nil {
+					return errors.Join(err, rerr)
+				}
+			}
+		}
 		return err
 	}
 	c.cfg.Log.Info("cordon", "plan", p.Name, "node", res.Node, "action", res.Action, "observed", res.Observed, "message", res.Message)
@@ -192,6 +205,21 @@ func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec dra
 		})
 	}
 	return nil
+}
+
+// refusal is the API's message when err is its refusal of a write, one
+// that asking again unchanged would meet again: 400, 403 (RBAC, a
+// webhook), 422. A conflict, a throttle, a timeout or a node gone is not.
+func refusal(err error) (string, bool) {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return "", false
+	}
+	switch st.Status().Code {
+	case http.StatusBadRequest, http.StatusForbidden, http.StatusUnprocessableEntity:
+		return st.Status().Message, true
+	}
+	return "", false
 }
 
 // heldLive is the nodes in maintenance as the API server shows them now

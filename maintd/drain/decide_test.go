@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -625,6 +626,13 @@ func TestDecide(t *testing.T) {
 			},
 			want: want{phase: api.Failed, reason: api.DeadlineExceeded, message: "stays cordoned"},
 		},
+		"cordoning past the deadline: failed, the cordon never seen": {
+			setup: func(w *world) {
+				w.started(api.Cordoning, api.CordonSubmitted)
+				w.plan.Spec.Deadline = &metav1.Duration{Duration: 30 * time.Second}
+			},
+			want: want{phase: api.Failed, reason: api.DeadlineExceeded, message: "its cordon of node n1 was never seen"},
+		},
 		"deadline requeues the plan": {
 			setup: func(w *world) {
 				w.started(api.Draining, api.EvictionAccepted)
@@ -668,8 +676,11 @@ func TestDecide(t *testing.T) {
 			want:  want{phase: api.Completed, reason: api.Expired, message: "did not start by"},
 		},
 		"before its start-by: requeued at it": {
-			setup: func(w *world) { w.facts.Holders = 1; w.plan.Spec.StartWithin = &metav1.Duration{Duration: 5 * time.Minute} },
-			want:  want{phase: api.Pending, reason: api.WaitingForSlot, requeue: 4 * time.Minute},
+			setup: func(w *world) {
+				w.facts.Holders = 1
+				w.plan.Spec.StartWithin = &metav1.Duration{Duration: 5 * time.Minute}
+			},
+			want: want{phase: api.Pending, reason: api.WaitingForSlot, requeue: 4 * time.Minute},
 		},
 		"waiting for a slot past its start-by: expired": {
 			setup: func(w *world) {
@@ -694,8 +705,11 @@ func TestDecide(t *testing.T) {
 			want: want{phase: api.Completed, reason: api.Expired},
 		},
 		"dry run past its start-by: expired": {
-			setup: func(w *world) { w.plan.Spec.StartWithin = &metav1.Duration{Duration: time.Minute}; w.plan.Spec.DryRun = true },
-			want:  want{phase: api.Completed, reason: api.Expired},
+			setup: func(w *world) {
+				w.plan.Spec.StartWithin = &metav1.Duration{Duration: time.Minute}
+				w.plan.Spec.DryRun = true
+			},
+			want: want{phase: api.Completed, reason: api.Expired},
 		},
 		"started plan past its start-by goes on": {
 			setup: func(w *world) {
@@ -890,4 +904,28 @@ func TestPureImports(t *testing.T) {
 func timePtr(t time.Time) *metav1.Time {
 	m := metav1.NewTime(t)
 	return &m
+}
+
+// TestRefused: a cordon the API keeps refusing is the Refused condition,
+// with the API's message and the time of the first refusal; once the
+// cordon is seen, the condition turns False.
+func TestRefused(t *testing.T) {
+	w := newWorld()
+	w.started(api.Cordoning, api.CordonSubmitted)
+	const msg = `admission webhook "freeze.example.com" denied the request: change freeze`
+	st := Refused(w.plan, w.plan.Status, "cordon", msg, t0.Add(10*time.Second))
+	st = Refused(w.plan, st, "cordon", msg, t0.Add(20*time.Second))
+	c := meta.FindStatusCondition(st.Conditions, api.ConditionRefused)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != "CordonRefused" || !strings.Contains(c.Message, msg) || !c.LastTransitionTime.Time.Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("after two refusals: %+v", c)
+	}
+	if st.Phase != api.Cordoning || st.Reason != api.CordonSubmitted {
+		t.Errorf("a refusal moved the plan: %s/%s", st.Phase, st.Reason)
+	}
+	w.plan.Status = st
+	w.cordoned()
+	d := Decide(w.facts, w.plan, t0.Add(time.Minute))
+	if c := meta.FindStatusCondition(d.Status.Conditions, api.ConditionRefused); c == nil || c.Status != metav1.ConditionFalse || d.Status.Phase != api.Cordoned {
+		t.Errorf("the cordon seen (%s): %+v", d.Status.Phase, c)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -342,10 +343,22 @@ func (d *decider) decide() {
 	if !started && d.expired() {
 		return
 	}
-	// Until the cordon is seen, the plan stays Cordoning: it holds its
-	// maintenance slot by that intent, and a plan that failed before its
-	// cordon showed would hold a node nobody counts.
-	if started && ep.Deadline != nil && d.st.Phase != api.Drained && d.st.Phase != api.Cordoning && !d.now.Before(ep.Deadline.Time) {
+	// The deadline bounds every phase of the drain but Drained, Cordoning
+	// included: a cordon the API keeps refusing does not hold a slot and a
+	// wave forever.
+	if started && ep.Deadline != nil && d.st.Phase != api.Drained && !d.now.Before(ep.Deadline.Time) {
+		if d.st.Phase == api.Cordoning {
+			// The cordon never showed (refused, or lost): the plan fails,
+			// and holds a slot only if its cordon lands after all (its
+			// annotation names it).
+			why := ""
+			if c := meta.FindStatusCondition(d.st.Conditions, api.ConditionRefused); c != nil && c.Status == metav1.ConditionTrue {
+				why = ": " + c.Message
+			}
+			d.set(api.Failed, api.DeadlineExceeded, "the plan's deadline %s passed (started %s, deadline %s) while its cordon of node %s was never seen%s; nothing was evicted; if the cordon lands after all, it stays: delete the plan to lift it",
+				d.spec.Deadline, ep.StartedAt.UTC().Format(time.RFC3339), ep.Deadline.UTC().Format(time.RFC3339), d.spec.NodeName, why)
+			return
+		}
 		d.set(api.Failed, api.DeadlineExceeded, "the plan's deadline %s passed (started %s, deadline %s); %d of %d pods evicted; the node stays cordoned: delete the plan to uncordon it",
 			d.spec.Deadline, ep.StartedAt.UTC().Format(time.RFC3339), ep.Deadline.UTC().Format(time.RFC3339), d.st.Pods.Evicted, d.st.Pods.Total)
 		return

@@ -43,6 +43,18 @@ func CordonLost(p *api.MaintenancePlan, st api.MaintenancePlanStatus, msg string
 	return st
 }
 
+// Refused is the status once the API refused the plan's act (cordon or
+// uncordon) with msg: the Refused condition, True since the first refusal;
+// the plan stays where it is and the act is tried again.
+func Refused(p *api.MaintenancePlan, st api.MaintenancePlanStatus, act, msg string, now time.Time) api.MaintenancePlanStatus {
+	now = now.UTC().Truncate(time.Second)
+	st = *st.DeepCopy()
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: api.ConditionRefused, Status: metav1.ConditionTrue, ObservedGeneration: p.Generation,
+		Reason: Camel(act + "-refused"), Message: fmt.Sprintf("the API refuses the %s of node %s (retried with backoff until the deadline): %s", act, p.Spec.NodeName, msg),
+		LastTransitionTime: metav1.NewTime(now)})
+	return st
+}
+
 // SlotTaken is the status once the controller, about to cordon, read live
 // that the maintenance slots are taken (held, of max): the caches it
 // decided on lagged. The plan waits for a slot again; its drain has not
@@ -126,6 +138,11 @@ func SetConditions(st *api.MaintenancePlanStatus, generation int64, now time.Tim
 	cond(api.ConditionBlocked, st.Phase == api.Blocked || st.Phase == api.Failed)
 	if st.Reason == api.Paused || meta.FindStatusCondition(st.Conditions, api.ConditionPaused) != nil {
 		cond(api.ConditionPaused, st.Reason == api.Paused)
+	}
+	// A refused act (Refused) holds while the plan still waits for it.
+	if c := meta.FindStatusCondition(st.Conditions, api.ConditionRefused); c != nil && c.Status == metav1.ConditionTrue && st.Phase != api.Cordoning && st.Phase != api.Uncordoning {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: api.ConditionRefused, Status: metav1.ConditionFalse, ObservedGeneration: generation,
+			Reason: "Done", LastTransitionTime: metav1.NewTime(now)})
 	}
 }
 

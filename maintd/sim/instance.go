@@ -210,6 +210,10 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 		w.logf("409 to %s on %s %s", in.name, a.GetVerb(), describeAction(a))
 		return true, nil, apierrors.NewConflict(a.GetResource().GroupResource(), nameOf(a), errors.New("the object has been modified (injected)"))
 	}
+	if w.refuseNodes && write && a.GetResource() == nodesR {
+		w.logf("403 to %s on %s %s (a webhook)", in.name, a.GetVerb(), describeAction(a))
+		return true, nil, apierrors.NewForbidden(nodesR.GroupResource(), nameOf(a), errors.New(`admission webhook "freeze.example.com" denied the request: change freeze`))
+	}
 	var before runtime.Object
 	switch r := a.GetResource(); {
 	case r == plansR && a.GetSubresource() == "status":

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -345,6 +346,34 @@ var schedules = map[string]struct {
 			} else if c := o.(*api.MaintenanceCampaign); c.Status.Phase != api.Failed || c.Status.Breaker == nil || !c.Status.Breaker.Open {
 				w.violate("campaign fleet is %s with breaker %+v while node-3 is NotReady: a failed campaign's breaker must stay open", c.Status.Phase, c.Status.Breaker)
 			}
+		},
+	},
+	"18 a cordon the API keeps refusing is shown, bounded by the deadline, and frees its slot": {
+		// A webhook refuses every cordon of maintd. Plan a must say so (the
+		// Refused condition, with the webhook's message) and fail at its
+		// deadline (2 min) instead of Cordoning forever; then plan b, queued
+		// behind it for the one slot, gets it once the webhook is gone.
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 2, PDB: "max1"}}},
+		maxNodes: 1,
+		path:     []string{"403 to maintd-1 on patch nodes node-1 (a webhook)", "Failed on a: the plan's deadline 2m0s passed", "maintd-1: patch nodes node-2 -> ok"},
+		run: func(w *World) {
+			w.refuseNodes = true
+			spec := planSpec("node-1")
+			spec.Deadline = &metav1.Duration{Duration: 2 * time.Minute}
+			w.createPlan("a", spec)
+			w.rounds(10, time.Second, plansR, nodesR)
+			w.mu.Lock()
+			if o, err := w.s.get(plansR, "", "a"); err != nil {
+				w.failf("get plan a: %v", err)
+			} else if p := o.(*api.MaintenancePlan); p.Status.Phase != api.Cordoning || !meta.IsStatusConditionTrue(p.Status.Conditions, api.ConditionRefused) ||
+				!strings.Contains(meta.FindStatusCondition(p.Status.Conditions, api.ConditionRefused).Message, "change freeze") {
+				w.violate("plan a, its cordon refused: %s/%s, conditions %+v", p.Status.Phase, p.Status.Reason, p.Status.Conditions)
+			}
+			w.mu.Unlock()
+			w.createPlan("b", planSpec("node-2"))
+			w.rounds(150, time.Second, plansR, nodesR)
+			w.refuseNodes = false
+			w.rounds(20, time.Second, plansR, nodesR)
 		},
 	},
 	"15 a wave's last cordon wakes the plans that wait for it": {

@@ -54,6 +54,10 @@ type World struct {
 	// Faults enables the injected faults and other actors in Run.
 	Faults bool
 
+	// refuseNodes makes the API refuse every write of maintd to a node, as
+	// an admission webhook of a change freeze does (a written schedule's).
+	refuseNodes bool
+
 	rng *rand.Rand
 	// pinning draws what the seeds with a pinned workload add (labels, a
 	// node selector, a person labelling nodes), apart from rng, so that

@@ -266,6 +266,11 @@ const (
 	// ConditionPaused is True while maintenance is paused cluster-wide,
 	// and absent from a plan that was never paused.
 	ConditionPaused = "Paused"
+	// ConditionRefused is True while the API keeps refusing the plan's
+	// cordon or uncordon (a webhook, RBAC): its message is the API's, its
+	// lastTransitionTime the first refusal; maintd retries with backoff
+	// until the deadline. Absent from a plan that was never refused.
+	ConditionRefused = "Refused"
 )
 
 // MaintenancePlanStatus is what maintd observed and did, written before and
