@@ -124,6 +124,10 @@ type Facts struct {
 	// judged for Capacity.Nodes (nil: not judged); Decide asks for it
 	// likewise.
 	Capacity *Capacity
+	// Live are the UIDs of plans read live, by name ("" for a plan that
+	// does not exist), asked for (Need.Live) when a node's plan is missing
+	// from Plans: gone, or not yet in the cache.
+	Live map[string]types.UID
 }
 
 // Need names the facts Decide needs and was not given: the controller reads
@@ -131,8 +135,9 @@ type Facts struct {
 // thousands of pods) and decides again.
 type Need struct {
 	// Start: read Facts.Start for these nodes; Capacity: judge
-	// Facts.Capacity for these nodes.
-	Start, Capacity []string
+	// Facts.Capacity for these nodes; Live: read these plans live
+	// (Facts.Live).
+	Start, Capacity, Live []string
 }
 
 // errNeeded is the error with which the decider stops when a fact is missing.
@@ -291,12 +296,22 @@ func (d *decider) decide() error {
 		d.set(api.Pending, api.CampaignStarted, "%d nodes, %d pods to move", len(nodes), s.Pods)
 	}
 	byNode := map[string]*api.MaintenancePlan{}
-	wave := 0
 	for _, p := range d.f.Plans {
 		byNode[p.Spec.NodeName] = p
-		wave = max(wave, WaveOf(p))
 	}
-	d.count(byNode)
+	if lagging, err := d.nodes(byNode); err != nil || lagging {
+		return err // lagging: the plan's event is on its way, and wakes the campaign
+	}
+	// The current wave is the latest of the plans seen, those deleted
+	// since included; a wave decided whose plans are not seen yet is made
+	// again, by the same names.
+	wave := 0
+	for _, n := range st.NodeStatus {
+		if n.PlanUID != "" {
+			wave = max(wave, int(n.Wave))
+		}
+	}
+	d.count()
 	paused := d.breaker()
 	if d.spec.Release {
 		for _, p := range d.f.Plans {
@@ -335,10 +350,14 @@ func (d *decider) decide() error {
 		}
 	}
 	done := !slices.ContainsFunc(current, func(p *api.MaintenancePlan) bool { return !drain.Final(&p.Status) })
-	var remaining []string
-	for _, n := range st.Nodes {
-		if byNode[n] == nil {
-			remaining = append(remaining, n)
+	var remaining, notDone []string
+	for _, n := range st.NodeStatus {
+		switch {
+		case byNode[n.Name] != nil:
+		case n.Outcome == api.NodePending:
+			remaining = append(remaining, n.Name)
+		case n.Outcome != api.NodeCompleted:
+			notDone = append(notDone, fmt.Sprintf("%s (%s)", n.Name, n.Outcome))
 		}
 	}
 	switch {
@@ -349,11 +368,16 @@ func (d *decider) decide() error {
 		for _, p := range blocked {
 			names = append(names, fmt.Sprintf("%s (%s: %s)", p.Name, p.Status.Phase, p.Status.Reason))
 		}
-		d.set(api.Blocked, api.PlansBlocked, "%d of the campaign's plans cannot go on: %s; the others go on; the next wave waits for them (fix the cause, or delete a plan to retry its node in a later wave)",
+		d.set(api.Blocked, api.PlansBlocked, "%d of the campaign's plans cannot go on: %s; the others go on; the next wave waits for them (fix the cause, or delete the plan and list its node in spec.retry to drain it again in a later wave)",
 			len(blocked), list(names))
 		return nil
 	case (wave == 0 || done) && len(remaining) > 0:
 		return d.nextWave(wave+1, remaining)
+	}
+	if done && len(remaining) == 0 && len(notDone) > 0 {
+		d.set(api.Blocked, api.NodesNotDone, "%d of the campaign's %d nodes did not complete and have no plan: %s; list them in spec.retry to drain them again",
+			len(notDone), len(st.Nodes), list(notDone))
+		return nil
 	}
 	drained := 0
 	for _, p := range current {
@@ -463,26 +487,110 @@ func (d *decider) selected() ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-// count sums up the plans.
-func (d *decider) count(byNode map[string]*api.MaintenancePlan) {
+// nodes brings status.nodeStatus up to date with the plans that exist
+// (byNode): each node's latest plan and its outcome. A node whose plan is
+// gone keeps the outcome it had (a drained node's plan deleted lifted its
+// cordon: completed), or is deleted if its plan had not ended; listed in
+// spec.retry, a node that did not complete is pending again.
+func (d *decider) nodes(byNode map[string]*api.MaintenancePlan) (lagging bool, err error) {
+	st := &d.st
+	had := map[string]api.CampaignNode{}
+	for _, n := range st.NodeStatus {
+		had[n.Name] = n
+	}
+	retry := map[string]bool{}
+	for _, n := range d.spec.Retry {
+		retry[n] = true
+	}
+	var need []string
+	st.NodeStatus = make([]api.CampaignNode, 0, len(st.Nodes))
+	for _, name := range st.Nodes {
+		n, ok := had[name]
+		if !ok {
+			n = api.CampaignNode{Name: name, Outcome: api.NodePending}
+		}
+		if p := byNode[name]; p != nil {
+			if p.UID != n.PlanUID {
+				if n.PlanUID != "" {
+					n.EvictedBefore = n.Evicted // a retry's new plan
+				}
+				n.Plan, n.PlanUID = p.Name, p.UID
+			}
+			n.Wave, n.Evicted = int32(WaveOf(p)), n.EvictedBefore+p.Status.Pods.Evicted
+			n.Outcome = outcomeOf(&p.Status)
+		} else if n.PlanUID != "" {
+			// Missing from the cache while it had not ended: gone, or
+			// not there yet (a new leader's caches lag)? Read live.
+			if n.Outcome == api.NodePlanned || n.Outcome == api.NodeDrained || n.Outcome == api.NodeBlocked {
+				uid, ok := d.f.Live[n.Plan]
+				if !ok {
+					need = append(need, n.Plan)
+				}
+				if !ok || uid == n.PlanUID {
+					lagging = lagging || ok
+					st.NodeStatus = append(st.NodeStatus, n) // as it was
+					continue
+				}
+			}
+			switch n.Outcome {
+			case api.NodeDrained:
+				n.Outcome = api.NodeCompleted
+			case api.NodePlanned, api.NodeBlocked:
+				n.Outcome = api.NodeDeleted
+			}
+			if retry[name] && n.Outcome != api.NodeCompleted && n.Outcome != api.NodePending {
+				n.Outcome = api.NodePending
+			}
+		}
+		st.NodeStatus = append(st.NodeStatus, n)
+	}
+	if len(need) > 0 {
+		d.dec.Need = &Need{Live: need}
+		return false, errNeeded
+	}
+	return lagging, nil
+}
+
+// outcomeOf is what a plan in status st makes of its node.
+func outcomeOf(st *api.MaintenancePlanStatus) api.NodeOutcome {
+	switch st.Phase {
+	case api.Drained, api.Uncordoning:
+		return api.NodeDrained
+	case api.Completed:
+		if st.Reason == api.Expired {
+			return api.NodeExpired
+		}
+		return api.NodeCompleted
+	case api.Blocked:
+		return api.NodeBlocked
+	case api.Failed:
+		return api.NodeFailed
+	}
+	return api.NodePlanned
+}
+
+// count sums up the nodes.
+func (d *decider) count() {
 	c := &d.st.Counts
 	*c = api.CampaignCounts{Nodes: int32(len(d.st.Nodes)), PodsAtStart: c.PodsAtStart}
-	for _, p := range byNode {
-		c.Planned++
-		c.Evicted += p.Status.Pods.Evicted
-		switch p.Status.Phase {
-		case api.Drained, api.Uncordoning:
+	for _, n := range d.st.NodeStatus {
+		if n.PlanUID != "" {
+			c.Planned++
+		}
+		c.Evicted += n.Evicted
+		switch n.Outcome {
+		case api.NodeDrained:
 			c.Drained++
-		case api.Completed:
-			if p.Status.Reason == api.Expired {
-				c.Expired++
-			} else {
-				c.Completed++
-			}
-		case api.Blocked:
+		case api.NodeCompleted:
+			c.Completed++
+		case api.NodeExpired:
+			c.Expired++
+		case api.NodeBlocked:
 			c.Blocked++
-		case api.Failed:
+		case api.NodeFailed:
 			c.Failed++
+		case api.NodeDeleted:
+			c.Deleted++
 		}
 	}
 }

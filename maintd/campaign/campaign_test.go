@@ -69,6 +69,17 @@ func decideAll(c *api.MaintenanceCampaign, w world, now time.Time) (Decision, er
 			s.Nodes = n
 			w.Start = &s
 		}
+		if n := d.Need.Live; n != nil {
+			w.Live = map[string]types.UID{}
+			for _, name := range n {
+				w.Live[name] = ""
+				for _, p := range w.Plans {
+					if p.Name == name {
+						w.Live[name] = p.UID
+					}
+				}
+			}
+		}
 		if n := d.Need.Capacity; n != nil {
 			cp, err := w.capacity(n)
 			if err != nil {
@@ -97,6 +108,7 @@ func decide(t *testing.T, c *api.MaintenanceCampaign, f world, now time.Time) De
 func made(d Decision, phase api.Phase) []*api.MaintenancePlan {
 	for _, p := range d.Create {
 		p.Status.Phase = phase
+		p.UID = types.UID("uid-" + p.Name) // as the API server sets it
 	}
 	return d.Create
 }
@@ -202,6 +214,75 @@ func TestRelease(t *testing.T) {
 	decide(t, c, f, t0.Add(2*time.Minute))
 	if c.Status.Phase != api.Completed || !meta.IsStatusConditionTrue(c.Status.Conditions, api.ConditionReady) {
 		t.Errorf("all completed: %s/%s", c.Status.Phase, c.Status.Reason)
+	}
+}
+
+// TestNodesOutliveTheirPlans: what became of each node is the campaign's
+// own record. A Completed plan deleted (kubectl maint uncordon deletes it)
+// leaves its node completed and its evictions counted: the node is never
+// drained again. A plan deleted before it ended leaves its node deleted:
+// not drained again either, until a person lists it in spec.retry.
+func TestNodesOutliveTheirPlans(t *testing.T) {
+	c := newCampaign(api.MaintenanceCampaignSpec{Nodes: []string{"a1", "a2", "a3"}, AllowAllWorkloads: true})
+	f := facts(true)
+	plans := made(decide(t, c, f, t0), api.Drained)
+	for _, p := range plans {
+		p.Status.Pods.Evicted = 4
+	}
+	// a2 is released by hand and its plan deleted.
+	plans[1].Status.Phase, plans[1].Status.Reason = api.Completed, api.Uncordoned
+	f.Plans = plans
+	decide(t, c, f, t0.Add(time.Minute))
+	f.Plans = []*api.MaintenancePlan{plans[0], plans[2]}
+	c.Spec.Release = true
+	d := decide(t, c, f, t0.Add(2*time.Minute))
+	if len(d.Create) != 0 {
+		t.Errorf("a node whose plan completed and was deleted is drained again: %v", createdNodes(d))
+	}
+	if diff := cmp.Diff([]string{"fleet-a1", "fleet-a3"}, d.Release); diff != "" {
+		t.Errorf("released (-want +got):\n%s", diff)
+	}
+	plans[0].Status.Phase, plans[2].Status.Phase = api.Completed, api.Completed
+	decide(t, c, f, t0.Add(3*time.Minute))
+	if c.Status.Phase != api.Completed || c.Status.Counts.Evicted != 12 || c.Status.Counts.Completed != 3 {
+		t.Errorf("%s/%s, %d evicted, %d completed: want Completed, all 12 evictions (its deleted plan's too), 3 nodes", c.Status.Phase, c.Status.Reason, c.Status.Counts.Evicted, c.Status.Counts.Completed)
+	}
+	want := []api.CampaignNode{
+		{Name: "a1", Outcome: api.NodeCompleted, Plan: "fleet-a1", PlanUID: "uid-fleet-a1", Wave: 1, Evicted: 4},
+		{Name: "a2", Outcome: api.NodeCompleted, Plan: "fleet-a2", PlanUID: "uid-fleet-a2", Wave: 1, Evicted: 4},
+		{Name: "a3", Outcome: api.NodeCompleted, Plan: "fleet-a3", PlanUID: "uid-fleet-a3", Wave: 1, Evicted: 4},
+	}
+	if diff := cmp.Diff(want, c.Status.NodeStatus); diff != "" {
+		t.Errorf("nodes (-want +got):\n%s", diff)
+	}
+
+	// A Blocked plan deleted: its node is deleted, the campaign says so
+	// and does not complete; spec.retry drains it again, in a later wave.
+	c = newCampaign(api.MaintenanceCampaignSpec{Nodes: []string{"a1", "a2"}, AllowAllWorkloads: true, Release: true})
+	f = facts(true)
+	plans = made(decide(t, c, f, t0), api.Completed)
+	plans[1].Status.Phase, plans[1].Status.Reason = api.Blocked, api.UnknownPodsOnNode
+	plans[1].Status.Pods.Evicted = 1
+	f.Plans = plans
+	decide(t, c, f, t0.Add(time.Minute))
+	f.Plans = plans[:1]
+	d = decide(t, c, f, t0.Add(2*time.Minute))
+	if len(d.Create) != 0 || c.Status.Phase != api.Blocked || c.Status.Reason != api.NodesNotDone || !strings.Contains(c.Status.Message, "a2 (deleted)") {
+		t.Errorf("a deleted plan's node: made %v; %s/%s: %s", createdNodes(d), c.Status.Phase, c.Status.Reason, c.Status.Message)
+	}
+	c.Spec.Retry = []string{"a2"}
+	c.Generation++
+	d = decide(t, c, f, t0.Add(3*time.Minute))
+	if diff := cmp.Diff([]string{"a2"}, createdNodes(d)); diff != "" || c.Status.Wave != 2 {
+		t.Errorf("retried: wave %d (-want +got):\n%s", c.Status.Wave, diff)
+	}
+	retried := made(d, api.Completed)
+	retried[0].UID = "uid-2"
+	retried[0].Status.Pods.Evicted = 2
+	f.Plans = append(plans[:1], retried...)
+	decide(t, c, f, t0.Add(4*time.Minute))
+	if c.Status.Phase != api.Completed || c.Status.Counts.Evicted != 3 {
+		t.Errorf("after the retry: %s/%s, %d evicted (want 1 of the deleted plan + 2)", c.Status.Phase, c.Status.Reason, c.Status.Counts.Evicted)
 	}
 }
 

@@ -83,7 +83,7 @@ func (c *Controller) reconcileCampaign(ctx context.Context, name string) (time.D
 		return 0, nil // a deleted campaign's plans go with it (garbage collection), each lifting its cordon
 	}
 	m := cached.DeepCopy()
-	dec, err := c.decideCampaign(m)
+	dec, err := c.decideCampaign(ctx, m)
 	if err != nil {
 		return 0, err
 	}
@@ -216,7 +216,7 @@ func (c *Controller) campaignPlans(m *api.MaintenanceCampaign) ([]*api.Maintenan
 // and a wave's capacity, which places thousands of pods), and decides
 // under c.slot with the shared facts alone: its plans and the slots held,
 // in their newest versions (those decided and not yet written included).
-func (c *Controller) decideCampaign(m *api.MaintenanceCampaign) (campaign.Decision, error) {
+func (c *Controller) decideCampaign(ctx context.Context, m *api.MaintenanceCampaign) (campaign.Decision, error) {
 	now := c.cfg.Now()
 	f := campaign.Facts{MaxNodes: c.cfg.MaxNodes, Pause: c.pauseFacts()}
 	var err error
@@ -258,8 +258,34 @@ func (c *Controller) decideCampaign(m *api.MaintenanceCampaign) (campaign.Decisi
 			}
 			f.Capacity = &cp
 		}
+		if n := dec.Need.Live; n != nil {
+			if f.Live, err = c.livePlans(ctx, n); err != nil {
+				return dec, err
+			}
+		}
 	}
 	return campaign.Decision{}, fmt.Errorf("campaign %s: the facts its decision needs kept changing", m.Name)
+}
+
+// livePlans reads plans by name live: their UIDs, "" for those that do not
+// exist. A campaign asks when a node's plan is missing from the cache
+// before it ended: deleted, or not yet seen by a new leader.
+func (c *Controller) livePlans(ctx context.Context, names []string) (map[string]types.UID, error) {
+	out := make(map[string]types.UID, len(names))
+	for _, name := range names {
+		tctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		p, err := c.cfg.Plans.Get(tctx, name, metav1.GetOptions{})
+		cancel()
+		switch {
+		case apierrors.IsNotFound(err):
+			out[name] = ""
+		case err != nil:
+			return nil, fmt.Errorf("read plan %s: %w", name, err)
+		default:
+			out[name] = p.UID
+		}
+	}
+	return out, nil
 }
 
 // campaignShared sets what a campaign shares with the plans: its plans and

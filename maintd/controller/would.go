@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"context"
+
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -47,7 +49,7 @@ func (c *Controller) WouldCampaign(name string) (m *api.MaintenanceCampaign, dec
 		return nil, dec, false, nil
 	}
 	m = cached.DeepCopy()
-	dec, err = c.decideCampaign(m)
+	dec, err = c.decideCampaign(context.Background(), m)
 	return m, dec, err == nil, err
 }
 

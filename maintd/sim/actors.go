@@ -201,13 +201,43 @@ func (w *World) campaignActor() {
 			ready = corev1.ConditionTrue
 		}
 		w.setReady(node.Name, ready)
-	case n < 9:
+	case n < 8:
 		_, err := w.s.patch(campsR, "", "fleet", []byte(`{"spec":{"release":true}}`))
 		w.logf("person: release campaign fleet -> %s", errText(err))
+	case n < 9:
+		w.retry()
 	default:
 		_, err := w.s.remove(campsR, "", "fleet", "", false)
 		w.logf("person: delete campaign fleet -> %s", errText(err))
 	}
+}
+
+// retry plays a person who reads the campaign's status and lists in its
+// spec.retry the nodes that did not complete and have no plan; w.mu is
+// held.
+func (w *World) retry() {
+	o, err := w.s.get(campsR, "", "fleet")
+	if err != nil {
+		return
+	}
+	c := o.(*api.MaintenanceCampaign)
+	var nodes []string
+	for _, n := range c.Status.NodeStatus {
+		if _, err := w.s.get(plansR, "", n.Plan); n.Outcome != api.NodeCompleted && n.Outcome != api.NodePending && n.Plan != "" && err != nil && !slices.Contains(c.Spec.Retry, n.Name) {
+			nodes = append(nodes, n.Name)
+		}
+	}
+	if len(nodes) == 0 {
+		return
+	}
+	c.Spec.Retry = append(c.Spec.Retry, nodes...)
+	_, err = w.s.update(campsR, c, false)
+	if err == nil {
+		for _, n := range nodes {
+			w.retried[string(c.UID)+"/"+n] = true
+		}
+	}
+	w.logf("person: retry nodes %v of campaign fleet -> %s", nodes, errText(err))
 }
 
 // setReady sets a node's Ready condition, as its kubelet (or the node

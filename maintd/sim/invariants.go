@@ -246,6 +246,7 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	case p.Status.Phase == api.Cordoning:
 		if _, ok := w.drainStart[p.UID]; !ok {
 			w.startsInTime(p)
+			w.drainsOnce(p)
 			// The second the status records: the API keeps times to the
 			// second, and the deadline counts from startedAt.
 			w.drainStart[p.UID] = w.clock.Now().Truncate(time.Second)
@@ -308,6 +309,24 @@ func (w *World) startsInTime(p *api.MaintenancePlan) {
 			if c := o.(*api.MaintenanceCampaign); c.Status.Phase == api.Failed {
 				w.violate("plan %s started its drain while its campaign %s is Failed (%s)", p.Name, name, c.Status.Reason)
 			}
+		}
+	}
+}
+
+// drainsOnce checks a plan's start of its drain against the campaign that
+// made it, by the plan's owner reference: no campaign drains a node twice
+// unless a person listed the node in its spec.retry. w.mu is held.
+func (w *World) drainsOnce(p *api.MaintenancePlan) {
+	for _, ref := range p.OwnerReferences {
+		if ref.Kind != "MaintenanceCampaign" {
+			continue
+		}
+		k := string(ref.UID) + "/" + p.Spec.NodeName
+		if !slices.Contains(w.drains[k], p.UID) {
+			w.drains[k] = append(w.drains[k], p.UID)
+		}
+		if n := len(w.drains[k]); n > 1 && !w.retried[k] {
+			w.violate("campaign %s drains node %s again (plans %v), and no person listed it in spec.retry", ref.Name, p.Spec.NodeName, w.drains[k])
 		}
 	}
 }

@@ -376,6 +376,53 @@ var schedules = map[string]struct {
 			w.rounds(20, time.Second, plansR, nodesR)
 		},
 	},
+	"19 a campaign never drains a node twice": {
+		// A campaign over node-1 and node-2, one slot: two waves, released
+		// as its nodes drain. Once node-1's plan is Completed, a person
+		// deletes it (kubectl maint uncordon does). Its node must stay
+		// done: the campaign once counted the nodes left from the plans
+		// that exist, made a third wave for node-1 and drained it again.
+		// Then a person deletes node-2's plan before it ends: node-2 is not
+		// drained again until the person lists it in spec.retry.
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 2, PDB: "max1"}},
+			Campaign: &api.MaintenanceCampaignSpec{Nodes: []string{"node-1", "node-2"}, AllowAllWorkloads: true, Release: true}},
+		maxNodes: 1,
+		path: []string{"made plan fleet-node-1 for node-1, wave 1", "person: delete fleet-node-1 -> ok", "made plan fleet-node-2 for node-2, wave 2",
+			"person: delete fleet-node-2 -> ok", "did not complete and have no plan", "person: retry nodes [node-2] of campaign fleet -> ok", "made plan fleet-node-2 for node-2, wave 3", "Completed on fleet:"},
+		run: func(w *World) {
+			step := func(until func(*World) bool) {
+				for i := 0; i < 60 && !until(w); i++ {
+					w.mu.Lock()
+					w.cluster()
+					w.mu.Unlock()
+					w.rounds(1, time.Second, resources...)
+				}
+			}
+			phase := func(name string) api.Phase {
+				w.mu.Lock()
+				defer w.mu.Unlock()
+				if o, err := w.s.get(plansR, "", name); err == nil {
+					return o.(*api.MaintenancePlan).Status.Phase
+				}
+				return ""
+			}
+			remove := func(name string) {
+				w.mu.Lock()
+				_, err := w.s.remove(plansR, "", name, "", false)
+				w.logf("person: delete %s -> %s", name, errText(err))
+				w.mu.Unlock()
+			}
+			step(func(w *World) bool { return phase("fleet-node-1") == api.Completed })
+			remove("fleet-node-1")
+			step(func(w *World) bool { return phase("fleet-node-2") == api.Draining || phase("fleet-node-2") == api.Drained })
+			remove("fleet-node-2")
+			step(func(w *World) bool { return strings.Contains(w.Trace(), "did not complete and have no plan") })
+			w.mu.Lock()
+			w.retry()
+			w.mu.Unlock()
+			step(func(w *World) bool { return strings.Contains(w.Trace(), "Completed on fleet:") })
+		},
+	},
 	"15 a wave's last cordon wakes the plans that wait for it": {
 		// A campaign over node-1 and node-2, one wave, its pods under no
 		// budget. The nodes' events are held back until both plans have

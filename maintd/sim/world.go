@@ -110,6 +110,11 @@ type World struct {
 	refused    map[string]int64        // PDB -> the version a 429 was answered at
 	drainStart map[types.UID]time.Time // plan -> when its status first said Cordoning
 	silence    map[types.UID]*silence
+	// drains are the plans of a campaign that started to drain a node
+	// (their first Cordoning), by campaign UID and node; retried are the
+	// nodes a person listed in the campaign's spec.retry, by the same key.
+	drains  map[string][]types.UID
+	retried map[string]bool
 }
 
 type silence struct {
@@ -138,7 +143,7 @@ func New(seed int64) *World {
 		starting:    rand.New(rand.NewPCG(uint64(seed), 0x57a27)),
 		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
-		silence: map[types.UID]*silence{}}
+		silence: map[types.UID]*silence{}, drains: map[string][]types.UID{}, retried: map[string]bool{}}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
 	w.s.watch = func(r schema.GroupVersionResource, ev watch.Event, _ bool) { w.changed(r, ev) }
 	return w

@@ -113,6 +113,17 @@ type MaintenanceCampaignSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Breaker Breaker `json:"breaker,omitempty"`
+
+	// Retry names nodes of the campaign to drain again: a listed node
+	// whose plan is gone and that did not complete (its plan was deleted
+	// before it ended, or failed or expired and was deleted) gets a new
+	// plan in a later wave. Deleting a plan alone never makes the campaign
+	// drain its node again (status.nodeStatus keeps what became of it).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=5000
+	// +kubebuilder:validation:items:MaxLength=253
+	Retry []string `json:"retry,omitempty"`
 }
 
 // Breaker holds the thresholds that pause a campaign, evaluated from the
@@ -170,6 +181,10 @@ const (
 	BreakerOpen Reason = "breaker-open"
 	// PlansBlocked: some of the campaign's plans are Blocked or Failed.
 	PlansBlocked Reason = "plans-blocked"
+	// NodesNotDone: every plan made has ended, and some nodes did not
+	// complete (their plans were deleted before they ended): the campaign
+	// cannot complete until they are listed in spec.retry.
+	NodesNotDone Reason = "nodes-not-done"
 	// NoNodes: the selector or the list names no existing node.
 	NoNodes Reason = "no-nodes"
 	// CampaignCompleted: every plan of the campaign completed.
@@ -215,7 +230,14 @@ type MaintenanceCampaignStatus struct {
 	// Wave is the current wave, counted from 1.
 	// +optional
 	Wave int32 `json:"wave,omitempty"`
-	// Counts sums up the plans.
+	// NodeStatus is what became of each node of the campaign, by name:
+	// its plan and that plan's outcome, kept when the plan is deleted. The
+	// counts, the nodes that remain and the campaign's end come from it.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	NodeStatus []CampaignNode `json:"nodeStatus,omitempty"`
+	// Counts sums up the nodes.
 	// +optional
 	Counts CampaignCounts `json:"counts,omitempty"`
 	// Capacity is the last check that the nodes left schedulable can take
@@ -242,7 +264,47 @@ type MaintenanceCampaignStatus struct {
 	Since *metav1.Time `json:"since,omitempty"`
 }
 
-// CampaignCounts counts a campaign's nodes by their plans, and the pods.
+// CampaignNode is one node of a campaign and what became of it.
+type CampaignNode struct {
+	Name string `json:"name"`
+	// Outcome is pending (no plan yet), planned (its plan is at work),
+	// drained, completed, blocked, failed, expired (its plan did not start
+	// before the campaign's deadline), or deleted (its plan was deleted
+	// before it ended: listed in spec.retry, the node is drained again).
+	Outcome NodeOutcome `json:"outcome"`
+	// Plan and PlanUID name its latest plan.
+	// +optional
+	Plan string `json:"plan,omitempty"`
+	// +optional
+	PlanUID types.UID `json:"planUID,omitempty"`
+	// Wave is the wave of its latest plan.
+	// +optional
+	Wave int32 `json:"wave,omitempty"`
+	// Evicted are the evictions of all its plans, deleted ones included;
+	// EvictedBefore those of the plans before its latest.
+	// +optional
+	Evicted int32 `json:"evicted,omitempty"`
+	// +optional
+	EvictedBefore int32 `json:"evictedBefore,omitempty"`
+}
+
+// NodeOutcome is what became of a campaign's node.
+// +kubebuilder:validation:Enum=pending;planned;drained;completed;blocked;failed;expired;deleted
+type NodeOutcome string
+
+// The outcomes of a campaign's node.
+const (
+	NodePending   NodeOutcome = "pending"
+	NodePlanned   NodeOutcome = "planned"
+	NodeDrained   NodeOutcome = "drained"
+	NodeCompleted NodeOutcome = "completed"
+	NodeBlocked   NodeOutcome = "blocked"
+	NodeFailed    NodeOutcome = "failed"
+	NodeExpired   NodeOutcome = "expired"
+	NodeDeleted   NodeOutcome = "deleted"
+)
+
+// CampaignCounts counts a campaign's nodes by their outcome, and the pods.
 type CampaignCounts struct {
 	Nodes     int32 `json:"nodes"`
 	Planned   int32 `json:"planned"`
@@ -250,10 +312,13 @@ type CampaignCounts struct {
 	Completed int32 `json:"completed"`
 	Blocked   int32 `json:"blocked"`
 	Failed    int32 `json:"failed"`
-	// Expired are the plans that did not start before the campaign's
-	// deadline (their startWithin).
+	// Expired are the nodes whose plans did not start before the
+	// campaign's deadline (their startWithin); Deleted those whose plans
+	// were deleted before they ended.
 	// +optional
 	Expired int32 `json:"expired,omitempty"`
+	// +optional
+	Deleted int32 `json:"deleted,omitempty"`
 	// PodsAtStart are the pods to evict on the campaign's nodes when it
 	// started; Evicted are the evictions its plans made. Evicted above
 	// PodsAtStart are pods moved twice (a wave's pods that landed on a
