@@ -414,7 +414,9 @@ var schedules = map[string]struct {
 			}
 			step(func(w *World) bool { return phase("fleet-node-1") == api.Completed })
 			remove("fleet-node-1")
-			step(func(w *World) bool { return phase("fleet-node-2") == api.Draining || phase("fleet-node-2") == api.Drained })
+			step(func(w *World) bool {
+				return phase("fleet-node-2") == api.Draining || phase("fleet-node-2") == api.Drained
+			})
 			remove("fleet-node-2")
 			step(func(w *World) bool { return strings.Contains(w.Trace(), "did not complete and have no plan") })
 			w.mu.Lock()
