@@ -183,7 +183,9 @@ func scaleUpOps(o *liveOwner, owner string, from int32) []patchOp {
 	ops := []patchOp{{"test", "/metadata/uid", o.meta.UID}, {"test", "/spec/replicas", from}}
 	marks := map[string]string{drain.SurgeAnnotation: owner, drain.SurgeFromAnnotation: strconv.Itoa(int(from))}
 	if o.meta.Annotations == nil {
-		ops = append(ops, patchOp{"add", "/metadata/annotations", marks})
+		// An add of the whole map replaces one that someone wrote since
+		// the read: it is made only while there is none (a test of null).
+		ops = append(ops, patchOp{"test", "/metadata/annotations", json.RawMessage("null")}, patchOp{"add", "/metadata/annotations", marks})
 	} else {
 		for _, k := range []string{drain.SurgeAnnotation, drain.SurgeFromAnnotation} {
 			ops = append(ops, patchOp{"add", annotationPath(k), marks[k]})
