@@ -19,9 +19,13 @@ import (
 // their classified answers in the plan's status. Before each request the
 // pod's UID is checked against the cache: a pod that is gone or replaced
 // gets no request (a refused UID precondition would still spend the budget).
-func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drain.Decision) error {
+// When every request was accepted (or its pod is gone), the record waits in
+// memory for the plan's next decision, which writes both (deferred; see
+// RecordDelay): a refusal, a throttle or an unknown answer is written at
+// once, as the next decisions of every plan must honour it.
+func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drain.Decision) (deferred bool, err error) {
 	if len(dec.Targets) == 0 {
-		return nil // nothing to send, nothing to record
+		return false, nil // nothing to send, nothing to record
 	}
 	spec := drain.Defaulted(p.Spec)
 	dry := dec.Action == drain.DryRunEvict
@@ -74,12 +78,37 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 		})
 	}
 	wg.Wait()
-	return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
+	if !dry && allAccepted(answers) {
+		q := p.DeepCopy()
+		q.Status = drain.Record(p, p.Status, answers, c.cfg.Now())
+		c.mu.Lock()
+		c.unwritten[p.Name] = q
+		c.mu.Unlock()
+		c.cfg.Log.Info("plan", "plan", p.Name, "phase", q.Status.Phase, "reason", q.Status.Reason, "message", q.Status.Message, "written", false)
+		return true, nil
+	}
+	return false, c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
 		if dry {
 			return drain.RecordDryRun(p, st, answers, c.cfg.Now())
 		}
 		return drain.Record(p, st, answers, c.cfg.Now())
 	})
+}
+
+// allAccepted reports whether every answer is an accepted request or a pod
+// gone: a verdict that holds back no later decision.
+func allAccepted(answers []drain.Answer) bool {
+	for _, a := range answers {
+		if a.Err != nil || a.Result == nil || !a.Withheld.IsZero() {
+			return false
+		}
+		switch a.Result.Outcome {
+		case evict.Accepted, evict.AcceptedNotGone, evict.Gone:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // throttle is when the last throttling 429 stops holding every eviction.

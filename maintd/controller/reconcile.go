@@ -27,6 +27,7 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 		c.planWaits.Forget(name)
 		c.mu.Lock()
 		delete(c.superseded, name)
+		delete(c.unwritten, name)
 		delete(c.forecasts, name)
 		delete(c.analyses, name)
 		c.mu.Unlock()
@@ -53,33 +54,51 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 		}
 		c.wrote(p, rv)
 	}
-	dec, p, now, err := c.decide(ctx, p)
+	// A verdict recorded and not yet written is the plan's status: this
+	// decision writes it, with its own. One recorded over another version
+	// is dropped: the plan changed under it, and this decision reads the
+	// pods of the requests the status shows instead.
+	c.mu.Lock()
+	u := c.unwrittenOver(p)
+	if u == nil {
+		delete(c.unwritten, p.Name)
+	}
+	c.mu.Unlock()
+	if u != nil {
+		p = u.DeepCopy()
+	}
+	dec, p, now, err := c.decide(ctx, p, u != nil)
 	if err != nil {
 		return 0, err
 	}
+	requeue := dec.Requeue
 	switch dec.Action {
 	case drain.Cordon, drain.Uncordon:
 		err = c.cordon(ctx, p, dec, now)
 	case drain.Evict, drain.DryRunEvict:
-		err = c.evict(ctx, p, dec)
+		var deferred bool
+		if deferred, err = c.evict(ctx, p, dec); deferred && (requeue == 0 || requeue > RecordDelay) {
+			requeue = RecordDelay
+		}
 	case drain.Scale:
 		err = c.scale(ctx, p, dec)
 	}
 	if err != nil {
 		return 0, err
 	}
-	return dec.Requeue, nil
+	return requeue, nil
 }
 
 // decide observes the plan's own facts outside any lock, then decides
 // under c.slot with what is shared between plans, then persists the
-// decision. What a plan decided (a slot it takes, the evictions it is about
+// decision (also when it is the status p carries, unwritten: a verdict
+// recorded and not yet written). What a plan decided (a slot it takes, the evictions it is about
 // to send) is in inflight before the next plan reads the shared facts, and
 // until its status is written (or the write failed). Under c.slot nothing
 // but the shared bookkeeping is read (no snapshot, no analysis: observing
 // says so when it is) and no API call is made, so one slow write or one
 // slow analysis stalls no other plan.
-func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan) (drain.Decision, *api.MaintenancePlan, time.Time, error) {
+func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan, unwritten bool) (drain.Decision, *api.MaintenancePlan, time.Time, error) {
 	now := c.cfg.Now()
 	f, err := observed(c, func() (drain.Facts, error) { return c.observe(p, now) })
 	if err != nil {
@@ -94,7 +113,7 @@ func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan) (drain.
 	if err == nil {
 		dec = drain.Decide(f, p, now)
 		c.planWaits.Set(p.Name, dec.Waits)
-		if changed = !apiequality.Semantic.DeepEqual(p.Status, dec.Status); changed {
+		if changed = unwritten || !apiequality.Semantic.DeepEqual(p.Status, dec.Status); changed {
 			q := p.DeepCopy()
 			q.Status = dec.Status
 			c.mu.Lock()

@@ -25,6 +25,11 @@ func (c *Controller) Would(name string) (p *api.MaintenancePlan, dec drain.Decis
 		return nil, dec, false, nil
 	}
 	p = cached.DeepCopy()
+	c.mu.Lock()
+	if u := c.unwrittenOver(cached); u != nil {
+		p = u.DeepCopy() // as the plan's next decision reads it
+	}
+	c.mu.Unlock()
 	now := c.cfg.Now()
 	f, err := c.observe(p, now)
 	if err != nil {

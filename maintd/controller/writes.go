@@ -67,6 +67,9 @@ func (c *Controller) persist(ctx context.Context, p *api.MaintenancePlan, st api
 		return nil, fmt.Errorf("update status: %w", err)
 	}
 	c.wrote(out, p.ResourceVersion)
+	c.mu.Lock()
+	delete(c.unwritten, p.Name) // written with this status, if there was one
+	c.mu.Unlock()
 	c.changed(out, before, st)
 	return out, nil
 }
@@ -91,16 +94,40 @@ func (c *Controller) wrote(out *api.MaintenancePlan, rv string) {
 	c.superseded[out.Name] = w
 }
 
-// newest is the newest of a cached plan, what this controller wrote over it
-// and what it decided and is writing; c.mu is held.
+// newest is the newest of a cached plan, what this controller wrote over it,
+// the verdict it recorded and has not written yet, and what it decided and
+// is writing; c.mu is held.
 func (c *Controller) newest(cached *api.MaintenancePlan) *api.MaintenancePlan {
 	if d, ok := c.inflight[cached.Name]; ok && d.UID == cached.UID {
 		return d
 	}
+	written := cached
 	if w, ok := c.superseded[cached.Name]; ok && w.over[cached.ResourceVersion] && w.plan != nil {
-		return w.plan
+		written = w.plan
 	}
-	return cached
+	if u := c.unwrittenOver(written); u != nil {
+		return u
+	}
+	return written
+}
+
+// unwrittenOver is the verdict this controller recorded over plan p as
+// written and has not written yet, nil when there is none (or it was
+// recorded over another version); c.mu is held.
+func (c *Controller) unwrittenOver(p *api.MaintenancePlan) *api.MaintenancePlan {
+	if u, ok := c.unwritten[p.Name]; ok && u.UID == p.UID && u.ResourceVersion == p.ResourceVersion {
+		return u
+	}
+	return nil
+}
+
+// Unwritten reports whether plan name has a verdict recorded and not yet
+// written: its next decision, within RecordDelay, writes it.
+func (c *Controller) Unwritten(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.unwritten[name]
+	return ok
 }
 
 // deleted reports whether a cached plan is known to be deleted (CatchUp read

@@ -651,7 +651,10 @@ func (w *World) woken() {
 		// A plan waiting for a slot rests on the slot alone: its checks
 		// are made again when one is free (and a free slot it waits for
 		// is flagged by stuck).
-		if retrying(0, p.Name) || p.DeletionTimestamp != nil || drain.Final(&p.Status) || p.Status.Reason == api.WaitingForSlot {
+		// A verdict recorded and not yet written is written by the plan's
+		// next decision, due within controller.RecordDelay: the plan is
+		// not at rest.
+		if retrying(0, p.Name) || p.DeletionTimestamp != nil || drain.Final(&p.Status) || p.Status.Reason == api.WaitingForSlot || in.ctrl.Unwritten(p.Name) {
 			continue
 		}
 		cached, dec, ok, err := in.ctrl.Would(p.Name)
