@@ -117,8 +117,9 @@ func completeCommand() *cli.Command {
 	}
 }
 
-// candidates completes cur after words: a verb, a verb's flag, or the
-// names the verb takes (not after a flag that takes a value).
+// candidates completes cur after words: a verb, a verb's flag, the values
+// --accept takes after it, or the names the verb takes (not after another
+// flag that takes a value).
 func candidates(c *cli.Context, words []string, cur string) []string {
 	if len(words) == 0 {
 		var verbs []string
@@ -149,6 +150,10 @@ func candidates(c *cli.Context, words []string, cur string) []string {
 	if prev := words[len(words)-1]; strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") {
 		for _, f := range cmd.Flags {
 			if v, ok := f.(cli.DocGenerationFlag); ok && v.TakesValue() && slices.Contains(f.Names(), strings.TrimLeft(prev, "-")) {
+				if f.Names()[0] == "accept" {
+					findings, never := plan.Acceptable()
+					return slices.Compact(slices.Sorted(slices.Values(slices.Concat(findings, never))))
+				}
 				return nil
 			}
 		}

@@ -56,6 +56,13 @@ status; drain prints each pod's verdict, deletes the plan, and exits 0
 when every eviction would be accepted now, 2 when a budget refuses one now,
 3 when the plan is blocked or an eviction is refused for good.
 
+--accept names what the plan accepts (spec.acceptedRisks): a high-risk
+finding of the analysis (kubectl maint preflight shows them), each of
+which blocks the plan otherwise, or a cause of a drain forecast of never
+that you know will clear (replacement-unschedulable, insufficient-capacity:
+the room a cluster autoscaler adds for the replacements), each of which
+blocks it as drain-never-completes otherwise, naming the cause.
+
 --surge lets maintd move a pod whose PodDisruptionBudget never allows its
 eviction (a single replica under minAvailable: 1): it adds one replica to
 the pod's Deployment, waits until the new pod is Ready, evicts the old one
@@ -64,7 +71,7 @@ the pod's Deployment, waits until the new pod is Ready, evicts the old one
 		Flags: withKube(
 			&cli.StringSliceFlag{Name: "workloads", Usage: "the workloads whose pods may be evicted: `KIND/NAMESPACE/NAME`, comma-separated or repeated (kind: deployment, statefulset, replicaset, job)"},
 			&cli.BoolFlag{Name: "all-workloads", Usage: "every pod a controller owns may be evicted (DaemonSet, mirror and finished pods stay)"},
-			&cli.StringSliceFlag{Name: "accept", Usage: "accept the high-risk finding `RISK` (a k8s-analyze code, e.g. rwo-reattach); repeatable"},
+			&cli.StringSliceFlag{Name: "accept", Usage: "accept `RISK`, comma-separated or repeated (spec.acceptedRisks): a high-risk k8s-analyze finding, or a cause of a drain forecast of never that you know will clear; " + plan.AcceptableText()},
 			&cli.StringFlag{Name: "deadline", Usage: "fail the drain if it is not Drained `DURATION` after the cordon (default: 1h)"},
 			&cli.BoolFlag{Name: "surge", Usage: "move a pod whose PodDisruptionBudget never allows its eviction (one replica, minAvailable: 1) with no downtime: one more replica of its Deployment first, restored after (spec.surge: IfNeeded)"},
 			&cli.StringFlag{Name: "reason", Usage: "why, shown in the plan and on the node (`TEXT`, e.g. a change ticket)"},

@@ -44,7 +44,7 @@ the plan would be Blocked.`,
 		Flags: withKube(
 			&cli.StringSliceFlag{Name: "workloads", Usage: "the workloads whose pods the plan may evict: `KIND/NAMESPACE/NAME`, comma-separated or repeated"},
 			&cli.BoolFlag{Name: "all-workloads", Usage: "the plan may evict every pod a controller owns (also without --workloads)"},
-			&cli.StringSliceFlag{Name: "accept", Usage: "the plan accepts the high-risk finding `RISK`; repeatable"},
+			&cli.StringSliceFlag{Name: "accept", Usage: "the plan accepts `RISK`, as drain --accept: a high-risk finding or a cause of a drain forecast of never; repeatable"},
 			&cli.BoolFlag{Name: "surge", Usage: "the plan moves a pod whose budget never allows its eviction with one more replica of its owner (drain --surge)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output `FORMAT`: table, json or yaml"},
 			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on the snapshot (`DURATION`)"},

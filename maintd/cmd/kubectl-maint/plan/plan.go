@@ -132,23 +132,38 @@ func ParseWorkloads(values []string) ([]api.WorkloadRef, error) {
 	return out, nil
 }
 
-// ParseAccept reads --accept values: k8s-analyze finding codes of High
-// severity, the only ones that block a plan. Duplicates are dropped.
-func ParseAccept(values []string) ([]string, error) {
-	high := map[string]bool{}
-	var codes []string
+// Acceptable are the values a plan's spec.acceptedRisks takes, and so
+// --accept: the codes of the High k8s-analyze findings, each of which
+// blocks a plan unless accepted, and the causes of a drain forecast of
+// never (analyze.NeverReasons), each of which blocks a plan
+// (drain-never-completes) unless accepted. pdb-overlap is both.
+func Acceptable() (findings, never []string) {
 	for _, c := range analyze.Checks() {
 		if c.Severity == analyze.High {
-			high[string(c.Code)] = true
-			codes = append(codes, string(c.Code))
+			findings = append(findings, string(c.Code))
 		}
 	}
+	return findings, analyze.NeverReasons()
+}
+
+// AcceptableText lists the values --accept takes, for its help and its
+// errors.
+func AcceptableText() string {
+	findings, never := Acceptable()
+	return fmt.Sprintf("high-risk findings: %s; never causes: %s", strings.Join(findings, ", "), strings.Join(never, ", "))
+}
+
+// ParseAccept reads --accept values: k8s-analyze finding codes of High
+// severity and causes of a drain forecast of never (Acceptable).
+// Duplicates are dropped.
+func ParseAccept(values []string) ([]string, error) {
+	findings, never := Acceptable()
 	var out []string
 	for _, v := range values {
 		for code := range strings.SplitSeq(v, ",") {
 			code = strings.TrimSpace(code)
-			if !high[code] {
-				return nil, fmt.Errorf("invalid --accept %q: not a high-risk finding code; these are: %s", code, strings.Join(codes, ", "))
+			if !slices.Contains(findings, code) && !slices.Contains(never, code) {
+				return nil, fmt.Errorf("invalid --accept %q: neither a high-risk finding code nor a cause of a drain forecast of never; %s", code, AcceptableText())
 			}
 			if !slices.Contains(out, code) {
 				out = append(out, code)

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -47,9 +48,26 @@ func TestParseAccept(t *testing.T) {
 	if diff := cmp.Diff([]string{"rwo-reattach", "pdb-overlap"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	for _, bad := range []string{"RWO-reattach", "pdb-exhausted", "", "no-such-check"} {
-		if _, err := ParseAccept([]string{bad}); err == nil || !strings.Contains(err.Error(), "not a high-risk finding code; these are: pdb-overlap") {
-			t.Errorf("%q: error %v, want one listing the codes", bad, err)
+	// The causes of a drain forecast of never: a plan accepts them too
+	// (maintd/drain.neverCompletes), and its Blocked message invites it.
+	never := []string{"replacement-unschedulable", "insufficient-capacity", "pdb-never-allows", "pdb-never-refills"}
+	got, err = ParseAccept([]string{strings.Join(never, ","), "insufficient-capacity"})
+	if err != nil {
+		t.Fatalf("the causes of a never forecast: %v", err)
+	}
+	if diff := cmp.Diff(never, got); diff != "" {
+		t.Errorf("never causes (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"RWO-reattach", "pdb-exhausted", "", "no-such-check", "first-fit"} {
+		_, err := ParseAccept([]string{bad})
+		if err == nil {
+			t.Errorf("%q: accepted", bad)
+			continue
+		}
+		for _, want := range []string{fmt.Sprintf("invalid --accept %q: ", bad), "high-risk findings: pdb-overlap, ", "never causes: pdb-overlap, pdb-never-allows, "} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%q: error %q lacks %q", bad, err, want)
+			}
 		}
 	}
 }
@@ -168,14 +186,18 @@ func TestOfNode(t *testing.T) {
 	}
 }
 
-// FuzzParseAccept: only high-risk finding codes are accepted, each once.
+// FuzzParseAccept: only high-risk finding codes and never causes are
+// accepted, each once.
 func FuzzParseAccept(f *testing.F) {
-	for _, s := range []string{"rwo-reattach", "pdb-overlap,rwo-reattach", ",", "pdb-exhausted"} {
+	for _, s := range []string{"rwo-reattach", "pdb-overlap,rwo-reattach", ",", "pdb-exhausted", "insufficient-capacity,replacement-unschedulable"} {
 		f.Add(s)
 	}
-	high := map[string]bool{}
+	acceptable := map[string]bool{}
 	for _, c := range analyze.Checks() {
-		high[string(c.Code)] = c.Severity == analyze.High
+		acceptable[string(c.Code)] = c.Severity == analyze.High
+	}
+	for _, r := range analyze.NeverReasons() {
+		acceptable[r] = true
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		codes, err := ParseAccept([]string{s})
@@ -184,7 +206,7 @@ func FuzzParseAccept(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, c := range codes {
-			if !high[c] || seen[c] {
+			if !acceptable[c] || seen[c] {
 				t.Fatalf("%q: accepted %q", s, codes)
 			}
 			seen[c] = true
