@@ -369,10 +369,8 @@ func (c *Controller) sickness(m *api.MaintenanceCampaign, nodes []*corev1.Node) 
 				continue
 			}
 			why := string(cmp.Or(p.Phase, corev1.PodPending))
-			for _, cd := range p.Conditions {
-				if cd.Type == corev1.PodReady && cd.Reason != "" {
-					why += ", " + cd.Reason
-				}
+			if p.Waiting != "" {
+				why += ", " + p.Waiting
 			}
 			if p.NodeName == "" {
 				why += ", not scheduled"

@@ -32,6 +32,11 @@ type cachedPod struct {
 	Phase                         corev1.PodPhase
 	StartTime                     *metav1.Time
 	Conditions                    []corev1.PodCondition
+	// Waiting is why a pod that is not Ready waits, as kubectl get pods
+	// shows it (CrashLoopBackOff, ImagePullBackOff): the reason of its
+	// first waiting container, init containers first; "" for a Ready pod.
+	// A campaign's breaker names it.
+	Waiting string
 	// Scheduling is what the drain forecast reads (view.SchedulingOf):
 	// requests, node selection, tolerations, spread, and the PodScheduled
 	// and Ready times its workload's time to Ready is learned from. Its
@@ -111,7 +116,23 @@ func cachePod(p *corev1.Pod) *cachedPod {
 			c.Conditions = append(c.Conditions, corev1.PodCondition{Type: cond.Type, Status: cond.Status})
 		}
 	}
+	if !ready(c) {
+		c.Waiting = waitingReason(p)
+	}
 	return c
+}
+
+// waitingReason is the reason of p's first waiting container, init
+// containers first, "" when none waits with a reason.
+func waitingReason(p *corev1.Pod) string {
+	for _, l := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		for _, s := range l {
+			if w := s.State.Waiting; w != nil && w.Reason != "" {
+				return w.Reason
+			}
+		}
+	}
+	return ""
 }
 
 // into writes the pod back into p: what was cached, nothing else. p shares
