@@ -26,7 +26,7 @@ func app() *cli.App {
 			"kubectl maint drain NODE (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]",
 			"                         [--surge] [--reason TEXT] [--name PLAN] [--dry-run] [--keep] [--wait|--no-wait] [--timeout D] [-o json|yaml]",
 			"kubectl maint uncordon NODE [--keep] [--timeout D] [-o json|yaml]",
-			"kubectl maint status [NODE|PLAN] [-w] [-o json|yaml]",
+			"kubectl maint status [NODE|PLAN] [-w|--exit-code] [-o json|yaml]",
 			"kubectl maint preflight NODE [--workloads ...|--all-workloads] [--accept RISK]... [--surge] [-o table|json|yaml]",
 		},
 		Doc: doc,
@@ -40,10 +40,10 @@ func app() *cli.App {
 			{Comment: "Every plan on one screen, then one in detail", Command: "kubectl maint status && kubectl maint status node-1"},
 		},
 		ExitCodes: []command.ExitCode{
-			{Code: exitcode.OK, Meaning: "drained (drain, status -w), completed (uncordon), low risk (preflight), shown (status)"},
+			{Code: exitcode.OK, Meaning: "drained (drain, status -w), completed (uncordon), low risk (preflight), shown (status, whatever the plan's phase)"},
 			{Code: exitcode.Error, Meaning: "bad flags or arguments, an unknown node, no cluster, the CRD missing: nothing written, nothing on stdout"},
-			{Code: exitcode.NotNow, Meaning: "still waiting when --timeout ended or at Ctrl-C (the plan goes on); medium risk (preflight)"},
-			{Code: exitcode.Blocked, Meaning: "the plan is Blocked or Failed, the reason on stderr; high risk or a plan that would block (preflight)"},
+			{Code: exitcode.NotNow, Meaning: "still waiting when --timeout ended or at Ctrl-C (the plan goes on); on its way (status --exit-code); medium risk (preflight)"},
+			{Code: exitcode.Blocked, Meaning: "the plan is Blocked or Failed, the reason on stderr (status --exit-code: on stdout); high risk or a plan that would block (preflight)"},
 		},
 		Files: []command.File{
 			{Path: "docs/maintd.md", What: "maintd in a cluster: install, privileges, metrics, alerts, events"},

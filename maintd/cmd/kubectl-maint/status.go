@@ -25,7 +25,7 @@ func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "every plan on one screen, or one plan in detail; -w follows it",
-		UsageText: "kubectl maint status [NODE|PLAN] [-w [--timeout D]] [-o json|yaml]",
+		UsageText: "kubectl maint status [NODE|PLAN] [-w [--timeout D]|--exit-code] [-o json|yaml]",
 		Description: `Without an argument, status lists every plan: node, phase, reason, pods
 evicted of total, how long the phase has lasted, the ETA, age and who
 created it.
@@ -34,16 +34,22 @@ With a PLAN, or a NODE (its plan that is not Completed, else its newest),
 it shows the plan in detail: phase and reason with the message, the pods,
 the deadline and ETA, what it waits for (each PodDisruptionBudget cooldown
 and each eviction in flight, with the budget's numbers read now), the
-preflight's findings, the last history entries and the plan's Events. Its
-exit code is the plan's: 0 Drained or Completed, 2 on its way, 3 Blocked or
-Failed.
+preflight's findings, the last history entries and the plan's Events.
+
+Exit code: 0 when it showed what was asked, whatever the plan's phase (a
+script under set -e goes on); 1 when it could not (no such plan, no
+cluster). --exit-code exits with the plan's code instead, as it is now,
+without watching (as git diff --exit-code): 0 Drained (Completed once
+released), 2 on its way, 3 Blocked, Failed or expired.
 
 -w follows the plan as drain does (or as uncordon does, once it is
-released), with the same view and exit codes: the way back after Ctrl-C or
-drain --no-wait.`,
+released), with the same view and exit codes: 0 at its outcome, 3 Blocked,
+Failed or expired, 2 still waiting when --timeout ends. It is the way back
+after Ctrl-C or drain --no-wait.`,
 		ArgsUsage: "[NODE|PLAN]",
 		Flags: withKube(
-			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "follow the plan until its outcome"},
+			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "follow the plan until its outcome, exiting with its code"},
+			&cli.BoolFlag{Name: "exit-code", Usage: "exit with the plan's code as it is now: 0 Drained or Completed, 2 on its way, 3 Blocked, Failed or expired"},
 			timeoutFlag,
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "print the plan(s) as `FORMAT`: json or yaml (a list without an argument)"},
 		),
@@ -64,6 +70,8 @@ func statusAction(c *cli.Context) error {
 	switch {
 	case c.Bool("watch") && arg == "":
 		return command.Usage("status -w: which plan? give a NODE or PLAN")
+	case c.Bool("exit-code") && arg == "":
+		return command.Usage("status --exit-code: which plan? give a NODE or PLAN")
 	case !c.Bool("watch") && c.IsSet("timeout"):
 		return command.Usage("--timeout goes with -w")
 	case c.Duration("timeout") < 0:
@@ -100,23 +108,16 @@ func statusAction(c *cli.Context) error {
 		return fmt.Errorf("no plan named %s, and no plan for a node named %s", arg, arg)
 	}
 	if c.Bool("watch") {
-		goal := follow.Drained
-		if p.Spec.Release {
-			goal = follow.Completed
-		}
-		p, code, err := watch(c, cl, p, goal, format == "", false)
+		p, code, err := watch(c, cl, p, follow.GoalOf(p), format == "", false)
 		if err != nil {
 			return err
 		}
 		return finish(c, format, p, code)
 	}
-	goal := follow.Drained
-	if p.Spec.Release {
-		goal = follow.Completed
-	}
-	code := exitcode.NotNow
-	if done, c := follow.Outcome(p, goal); done {
-		code = c
+	// Shown is success; the plan's own code only when asked for.
+	code := exitcode.OK
+	if c.Bool("exit-code") {
+		code = follow.Code(p)
 	}
 	if format != "" {
 		if err := writePlan(w, format, p); err != nil {

@@ -67,6 +67,24 @@ func Outcome(p *api.MaintenancePlan, goal Goal) (done bool, code exitcode.Code) 
 	return false, exitcode.NotNow
 }
 
+// GoalOf is what following p means: its drain's end (Drained), or once it
+// is released its release's end (Completed).
+func GoalOf(p *api.MaintenancePlan) Goal {
+	if p.Spec.Release {
+		return Completed
+	}
+	return Drained
+}
+
+// Code is the exit code of p as it is now, as a follow to GoalOf(p) would
+// end: 0 reached, 3 Blocked, Failed or expired, 2 on its way.
+func Code(p *api.MaintenancePlan) exitcode.Code {
+	if done, code := Outcome(p, GoalOf(p)); done {
+		return code
+	}
+	return exitcode.NotNow
+}
+
 // ErrDeleted is the error of a follow whose plan was deleted.
 var ErrDeleted = errors.New("the plan was deleted")
 

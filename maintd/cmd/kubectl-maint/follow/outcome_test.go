@@ -54,3 +54,29 @@ func TestOutcome(t *testing.T) {
 		}
 	}
 }
+
+func TestCode(t *testing.T) {
+	plan := func(release bool, phase api.Phase, reason api.Reason) *api.MaintenancePlan {
+		return &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: api.MaintenancePlanSpec{Release: release},
+			Status: api.MaintenancePlanStatus{ObservedGeneration: 1, Phase: phase, Reason: reason}}
+	}
+	for name, tc := range map[string]struct {
+		p    *api.MaintenancePlan
+		want exitcode.Code
+	}{
+		"not reconciled":                {plan(false, "", ""), exitcode.NotNow},
+		"draining":                      {plan(false, api.Draining, api.EvictionAccepted), exitcode.NotNow},
+		"drained":                       {plan(false, api.Drained, api.ReasonDrained), exitcode.OK},
+		"drained, released: on its way": {plan(true, api.Drained, api.ReasonDrained), exitcode.NotNow},
+		"uncordoning":                   {plan(true, api.Uncordoning, api.UncordonSubmitted), exitcode.NotNow},
+		"completed":                     {plan(true, api.Completed, api.Uncordoned), exitcode.OK},
+		"blocked":                       {plan(false, api.Blocked, api.NodeOccupied), exitcode.Blocked},
+		"failed":                        {plan(false, api.Failed, api.DeadlineExceeded), exitcode.Blocked},
+		"expired":                       {plan(false, api.Completed, api.Expired), exitcode.Blocked},
+		"expired, released":             {plan(true, api.Completed, api.Expired), exitcode.OK},
+	} {
+		if got := Code(tc.p); got != tc.want {
+			t.Errorf("%s: Code %v, want %v", name, got, tc.want)
+		}
+	}
+}
