@@ -11,7 +11,8 @@
 // Verbs:
 //
 //	drain      create a plan for NODE and follow it until Drained, Blocked or Failed
-//	uncordon   release NODE's plan, follow it to Completed, delete it
+//	uncordon   release NODE's plan, follow it to Completed, delete it; delete a
+//	           Failed plan, which maintd never releases, lifting its cordon
 //	status     every plan on one screen, or one in detail; -w follows it
 //	preflight  what a plan for NODE would do, judged now, writing nothing
 //

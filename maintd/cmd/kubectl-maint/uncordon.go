@@ -12,7 +12,9 @@ import (
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/follow"
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/plan"
+	"github.com/sentinel-go/sentinel/maintd/drain"
 	"github.com/sentinel-go/sentinel/plumbing/command"
+	"github.com/sentinel-go/sentinel/plumbing/document"
 	"github.com/sentinel-go/sentinel/plumbing/exitcode"
 )
 
@@ -22,17 +24,29 @@ func uncordonCommand() *cli.Command {
 		Usage:     "release NODE's plan: maintd uncordons the node, the plan completes and is deleted",
 		UsageText: "kubectl maint uncordon NODE [--keep] [--timeout D] [-o json|yaml]",
 		Description: `Uncordon sets spec.release on the plan of NODE that is not Completed (one
-guarded write: a merge patch carrying the resourceVersion read), follows it
-to Completed, printing its steps on stderr, then deletes it and waits until
-it is gone; --keep keeps it. maintd lifts only its own cordon: a node
-cordoned by someone else stays as it is. A plan released before it cordoned
-the node completes at once.
+guarded write: a merge patch carrying the resourceVersion read; a conflict
+reads the plan again), follows it to Completed, printing its steps on
+stderr, then deletes it and waits until it is gone; --keep keeps it.
+maintd lifts only its own cordon: a node cordoned by someone else stays as
+it is. A plan released before it cordoned the node completes at once.
 
-Exit code: 0 Completed (and deleted); 3 Blocked or Failed; 2 still waiting
+A plan that maintd never releases, because its status is final (Failed,
+such as deadline-exceeded; Blocked for good: plan-spec-changed,
+target-replaced), keeps its node cordoned until it is deleted, when
+maintd's finalizer lifts the cordon. Uncordon deletes such a plan (the
+delete guarded by its UID), says so on stderr, waits until it is gone and
+the node no longer carries its cordon, and exits 0; stdout gets
+"maintenanceplan/NAME deleted", or with -o the plan as it was before it
+went (keep that as its record). --keep cannot keep it: refused, exit 1,
+nothing written. A campaign's node whose plan is deleted so is drained
+again only when listed in the campaign's spec.retry.
+
+Exit code: 0 Completed (and deleted), or a final plan deleted and its
+cordon lifted; 3 Blocked or Failed while it was followed; 2 still waiting
 when --timeout ends; 1 when NODE has no plan to release.`,
 		ArgsUsage: "NODE",
 		Flags: withKube(
-			&cli.BoolFlag{Name: "keep", Usage: "keep the Completed plan instead of deleting it"},
+			&cli.BoolFlag{Name: "keep", Usage: "keep the Completed plan instead of deleting it (refused for a plan maintd never releases: Failed, Blocked for good)"},
 			timeoutFlag,
 			outputFlag,
 		),
@@ -75,6 +89,9 @@ func uncordonAction(c *cli.Context) error {
 	if p == nil {
 		return fmt.Errorf("node %s has no plan to release (kubectl maint status lists the plans; a cordon made without a plan is lifted with kubectl uncordon)", node)
 	}
+	if !plan.Releasable(p) {
+		return deleteFinal(c, cl, p, format)
+	}
 	if !p.Spec.Release {
 		if p, err = release(ctx, cl, p); err != nil {
 			return err
@@ -84,6 +101,10 @@ func uncordonAction(c *cli.Context) error {
 	p, code, err := watch(c, cl, p, follow.Completed, format == "", true)
 	if err != nil {
 		return err
+	}
+	if code != exitcode.OK && !plan.Releasable(p) {
+		// It failed (its deadline) before maintd saw the release.
+		return deleteFinal(c, cl, p, format)
 	}
 	if code == exitcode.OK && !c.Bool("keep") {
 		if err := cl.plans.Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}); err != nil && !apierrors.IsNotFound(err) {
@@ -95,6 +116,51 @@ func uncordonAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "maintenanceplan/%s deleted\n", p.Name)
 	}
 	return finish(c, format, p, code)
+}
+
+// deleteFinal ends plan p, which maintd never releases (plan.Releasable),
+// the one way there is: it deletes it (guarded by its UID), and waits until
+// it is gone and its node no longer carries its cordon (maintd's finalizer
+// lifts it), within --timeout. With --keep it refuses, writing nothing.
+func deleteFinal(c *cli.Context, cl *clients, p *api.MaintenancePlan, format document.Format) error {
+	if c.Bool("keep") {
+		return fmt.Errorf("plan %s is %s: maintd never releases it, and lifts its cordon of node %s only when the plan is deleted, so --keep cannot keep it: run uncordon without --keep (with -o yaml it prints the plan before it goes)",
+			p.Name, phaseOf(p), p.Spec.NodeName)
+	}
+	stderr := c.App.ErrWriter
+	fmt.Fprintf(stderr, "maintenanceplan/%s is %s: maintd never releases it; deleting it lifts its cordon\n", p.Name, phaseOf(p))
+	ctx := c.Context
+	if err := cl.plans.Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete plan %s: %w", p.Name, err)
+	}
+	wait := ctx
+	if d := c.Duration("timeout"); d > 0 {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	err := follow.Gone(wait, cl.plans, p.Name)
+	if err == nil {
+		err = follow.Uncordoned(wait, cl.core.Nodes(), p.Spec.NodeName, drain.Owner(p))
+	}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return exitcode.Errorf(exitcode.NotNow, "stopped waiting; plan %s is deleted, and maintd lifts its cordon of node %s before it lets it go", p.Name, p.Spec.NodeName)
+	case wait.Err() != nil:
+		return exitcode.Errorf(exitcode.NotNow, "still waiting after --timeout %s: plan %s is deleted, and maintd lifts its cordon of node %s before it lets it go (is maintd running?)", c.Duration("timeout"), p.Name, p.Spec.NodeName)
+	default:
+		return fmt.Errorf("plan %s: deleted, not yet gone or its cordon not yet lifted: %w", p.Name, err)
+	}
+	fmt.Fprintf(stderr, "maintenanceplan/%s deleted; node %s uncordoned\n", p.Name, p.Spec.NodeName)
+	if campaign := p.Labels[api.CampaignLabel]; campaign != "" {
+		fmt.Fprintf(stderr, "node %s of campaign %s is drained again only when listed in its spec.retry\n", p.Spec.NodeName, campaign)
+	}
+	if format != "" {
+		return writePlan(c.App.Writer, format, p)
+	}
+	fmt.Fprintf(c.App.Writer, "maintenanceplan/%s deleted\n", p.Name)
+	return nil
 }
 
 // release sets spec.release with a merge patch guarded by the

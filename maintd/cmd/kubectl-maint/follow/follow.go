@@ -1,6 +1,6 @@
-// Package follow watches one MaintenancePlan until its outcome: a watch
-// (with the list that starts it, and relists when the watch expires), not
-// polling. It also says when an outcome is reached and what exit code it
+// Package follow watches one MaintenancePlan until its outcome (or its
+// node until the plan's cordon is lifted): a watch (with the list that
+// starts it, and relists when the watch expires), not polling. It also says when an outcome is reached and what exit code it
 // means: Outcome is pure.
 package follow
 
@@ -9,14 +9,17 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
@@ -127,6 +130,39 @@ func Gone(ctx context.Context, plans maintenancev1alpha1.MaintenancePlanInterfac
 	}
 	_, err := watchtools.UntilWithSync(ctx, listWatch(plans, name), &api.MaintenancePlan{}, absent, func(e watch.Event) (bool, error) {
 		return e.Type == watch.Deleted, nil
+	})
+	return err
+}
+
+// Uncordoned waits until node no longer carries the cordon of owner (its
+// cordon-owner annotation names another owner, or none), or is gone.
+func Uncordoned(ctx context.Context, nodes corev1client.NodeInterface, node, owner string) error {
+	sel := fields.OneTermEqualSelector("metadata.name", node).String()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return nodes.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return nodes.Watch(ctx, o)
+		},
+	}
+	lifted := func(n *corev1.Node) bool { return n.Annotations[cordon.OwnerAnnotation] != owner }
+	synced := func(store cache.Store) (bool, error) {
+		o, ok, err := store.GetByKey(node)
+		if err != nil || !ok {
+			return err == nil, err
+		}
+		n, isNode := o.(*corev1.Node)
+		return isNode && lifted(n), nil
+	}
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Node{}, synced, func(e watch.Event) (bool, error) {
+		if e.Type == watch.Deleted {
+			return true, nil
+		}
+		n, ok := e.Object.(*corev1.Node)
+		return ok && lifted(n), nil
 	})
 	return err
 }

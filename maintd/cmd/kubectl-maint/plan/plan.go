@@ -16,6 +16,7 @@ import (
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
 )
 
 // Labels and annotations kubectl-maint puts on the plans it creates.
@@ -201,6 +202,15 @@ func ValidName(what, name string) error {
 // until it is deleted).
 func Live(p *api.MaintenancePlan) bool {
 	return p.DeletionTimestamp == nil && p.Status.Phase != api.Completed
+}
+
+// Releasable reports whether a release (spec.release) ends plan p: maintd
+// lifts its cordon and it completes. A plan whose status is final (Failed,
+// such as deadline-exceeded; Blocked for good, its spec changed after its
+// start or its node or a workload replaced) is never decided again: it
+// keeps its cordon until it is deleted, when maintd's finalizer lifts it.
+func Releasable(p *api.MaintenancePlan) bool {
+	return !drain.Final(&p.Status)
 }
 
 // OfNode are the plans of node among plans, the live ones first, each

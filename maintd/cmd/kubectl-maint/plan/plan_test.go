@@ -186,6 +186,28 @@ func TestOfNode(t *testing.T) {
 	}
 }
 
+func TestReleasable(t *testing.T) {
+	for name, tc := range map[string]struct {
+		phase  api.Phase
+		reason api.Reason
+		want   bool
+	}{
+		"pending":                         {api.Pending, "", true},
+		"draining":                        {api.Draining, api.EvictionAccepted, true},
+		"drained":                         {api.Drained, api.ReasonDrained, true},
+		"blocked before its start":        {api.Blocked, api.NodeOccupied, true},
+		"blocked, unknown pods":           {api.Blocked, api.UnknownPodsOnNode, true},
+		"failed: the deadline":            {api.Failed, api.DeadlineExceeded, false},
+		"blocked for good: spec changed":  {api.Blocked, api.PlanSpecChanged, false},
+		"blocked for good: node replaced": {api.Blocked, api.TargetReplaced, false},
+	} {
+		p := &api.MaintenancePlan{Status: api.MaintenancePlanStatus{Phase: tc.phase, Reason: tc.reason}}
+		if got := Releasable(p); got != tc.want {
+			t.Errorf("%s: Releasable %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
 // FuzzParseAccept: only high-risk finding codes and never causes are
 // accepted, each once.
 func FuzzParseAccept(f *testing.F) {
