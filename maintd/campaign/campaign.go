@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
 	"github.com/sentinel-go/sentinel/maintd/waits"
@@ -78,6 +79,9 @@ type Capacity struct {
 	Pods    int
 	// Message names the numbers of a never (or an unknown) verdict.
 	Message string
+	// Causes are the verdict's causes: a never the campaign accepts
+	// (spec.acceptedRisks, as a plan's) does not block the wave.
+	Causes []analyze.ForecastCause
 }
 
 // Sickness is what the breaker reads, from the caches.
@@ -415,11 +419,19 @@ func (d *decider) nextWave(n int, remaining []string) error {
 		return errNeeded
 	}
 	d.st.Capacity = &api.CampaignCapacity{Wave: int32(n), Verdict: c.Verdict, Pods: int32(c.Pods), Message: c.Message}
-	if c.Verdict == "never" {
-		d.waits.Add(waits.Placement)
-		d.waits.Add(waits.Nodes)
-		d.set(api.Blocked, api.InsufficientCapacity, "wave %d (%d nodes): %s; nothing was cordoned", n, len(nodes), c.Message)
-		return nil
+	if c.Verdict == string(analyze.VerdictNever) {
+		if never := drain.Unaccepted(d.spec.AcceptedRisks, c.Causes); len(never) > 0 {
+			reasons := make([]string, len(never))
+			for i, cs := range never {
+				reasons[i] = cs.Reason
+			}
+			d.waits.Add(waits.Placement)
+			d.waits.Add(waits.Nodes)
+			d.set(api.Blocked, api.InsufficientCapacity, "wave %d (%d nodes): %s; nothing was cordoned (if it will clear, as when an autoscaler adds nodes, accept it: spec.acceptedRisks %s)",
+				n, len(nodes), c.Message, strings.Join(slices.Compact(reasons), ", "))
+			return nil
+		}
+		d.st.Capacity.Message += " (accepted: spec.acceptedRisks)"
 	}
 	left := d.st.Deadline.Sub(d.now).Truncate(time.Second)
 	for _, node := range nodes {

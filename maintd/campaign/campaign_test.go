@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
 )
@@ -46,7 +47,8 @@ func facts(fits bool) world {
 		},
 		capacity: func(nodes []string) (Capacity, error) {
 			if !fits {
-				return Capacity{Verdict: "never", Pods: 3 * len(nodes), Message: "insufficient-capacity: the 15 pods to move request 15000m cpu and the 3 schedulable nodes outside the set have 3000m free in all"}, nil
+				return Capacity{Verdict: "never", Pods: 3 * len(nodes), Message: "insufficient-capacity: the 15 pods to move request 15000m cpu and the 3 schedulable nodes outside the set have 3000m free in all",
+					Causes: []analyze.ForecastCause{{Verdict: analyze.VerdictNever, Reason: analyze.ReasonNoCapacity}}}, nil
 			}
 			return Capacity{Verdict: "ok", Pods: 3 * len(nodes)}, nil
 		},
@@ -306,7 +308,15 @@ func TestBlockedBeforeAnyWrite(t *testing.T) {
 			}
 		})
 	}
-	c := newCampaign(pool)
+	// Accepted, as a plan accepts it (an autoscaler adds the room): the
+	// wave goes on.
+	accepting := pool
+	accepting.AcceptedRisks = []string{analyze.ReasonNoCapacity}
+	c := newCampaign(accepting)
+	if d := decide(t, c, facts(false), t0); len(d.Create) != 5 || c.Status.Phase != api.Draining || !strings.Contains(c.Status.Capacity.Message, "accepted") {
+		t.Errorf("insufficient-capacity accepted: made %v; %s/%s: %s; capacity %+v", createdNodes(d), c.Status.Phase, c.Status.Reason, c.Status.Message, c.Status.Capacity)
+	}
+	c = newCampaign(pool)
 	f := facts(true)
 	f.capacity = func([]string) (Capacity, error) { return Capacity{}, errors.New("cache") }
 	if _, err := decideAll(c, f, t0); err == nil {

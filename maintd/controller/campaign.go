@@ -18,6 +18,7 @@ import (
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/campaign"
 	"github.com/sentinel-go/sentinel/maintd/drain"
@@ -245,7 +246,7 @@ func (c *Controller) decideCampaign(ctx context.Context, m *api.MaintenanceCampa
 			return dec, err
 		}
 		if n := dec.Need.Start; n != nil {
-			s, err := observed(c, func() (campaign.Start, error) { return c.campaignStart(n) })
+			s, err := observed(c, func() (campaign.Start, error) { return c.campaignStart(n, now) })
 			if err != nil {
 				return dec, err
 			}
@@ -306,34 +307,30 @@ func (c *Controller) campaignShared(m *api.MaintenanceCampaign, f *campaign.Fact
 	return nil
 }
 
-// movable reports whether a pod on a campaign's node is one its drain
-// moves: a controller's pod that is not a DaemonSet's, not a mirror pod
-// and not finished.
-func movable(p *cachedPod) (*metav1.OwnerReference, bool) {
-	ref := metav1.GetControllerOf(p)
-	if ref == nil || ref.Kind == "DaemonSet" || p.Phase == corev1.PodSucceeded || p.Phase == corev1.PodFailed {
-		return nil, false
-	}
-	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
-		return nil, false
-	}
-	return ref, true
-}
-
 // campaignStart reads the controllers, namespaces and count of the pods to
-// move on nodes.
-func (c *Controller) campaignStart(nodes []string) (campaign.Start, error) {
+// move on nodes: those the analysis of their drain does not skip, as the
+// plans count them (drain.Moves).
+func (c *Controller) campaignStart(nodes []string, now time.Time) (campaign.Start, error) {
+	c.observing("start of a campaign")
 	s := campaign.Start{Nodes: nodes}
+	snap, err := c.nodesSnapshot(nodes, now)
+	if err != nil {
+		return s, err
+	}
+	r, err := analyze.AnalyzeObjects(snap, analyze.Options{Nodes: nodes, Now: now})
+	if err != nil {
+		return s, fmt.Errorf("analyse the campaign's nodes: %w", err)
+	}
 	owners, namespaces := map[types.UID]bool{}, map[string]bool{}
-	for _, n := range nodes {
-		pods, err := c.pods.onNode(n)
-		if err != nil {
-			return s, fmt.Errorf("pods on node %s: %w", n, err)
-		}
-		for _, p := range pods {
-			if ref, ok := movable(p); ok && p.DeletionTimestamp == nil {
-				owners[ref.UID], namespaces[p.Namespace] = true, true
-				s.Pods++
+	for _, n := range r.Nodes {
+		for _, v := range n.Pods {
+			if !drain.Moves(v) {
+				continue
+			}
+			s.Pods++
+			namespaces[v.Namespace] = true
+			if len(v.Owners) > 0 {
+				owners[v.Owners[0].UID] = true
 			}
 		}
 	}
@@ -414,29 +411,7 @@ func nodeReady(n *corev1.Node) bool {
 // c.slot is not held.
 func (c *Controller) capacity(m *api.MaintenanceCampaign, names []string, now time.Time) (campaign.Capacity, error) {
 	c.observing("capacity of campaign " + m.Name)
-	var nodes []*corev1.Node
-	var pods []*cachedPod
-	for _, n := range names {
-		node, err := c.nodes.Get(n)
-		if err != nil {
-			return campaign.Capacity{}, fmt.Errorf("read node %s: %w", n, err)
-		}
-		nodes = append(nodes, node)
-		on, err := c.pods.onNode(n)
-		if err != nil {
-			return campaign.Capacity{}, fmt.Errorf("pods on node %s: %w", n, err)
-		}
-		pods = append(pods, on...)
-	}
-	var pdbs []*policyv1.PodDisruptionBudget
-	for _, ns := range podNamespaces(pods) {
-		inNS, err := c.pdbs.PodDisruptionBudgets(ns).List(labels.Everything())
-		if err != nil {
-			return campaign.Capacity{}, fmt.Errorf("list pod disruption budgets in %s: %w", ns, err)
-		}
-		pdbs = append(pdbs, inNS...)
-	}
-	s, err := c.snapshotOf(nodes, pods, pdbs, now)
+	s, err := c.nodesSnapshot(names, now)
 	if err != nil {
 		return campaign.Capacity{}, err
 	}
@@ -450,13 +425,41 @@ func (c *Controller) capacity(m *api.MaintenanceCampaign, names []string, now ti
 	if err != nil {
 		return campaign.Capacity{}, fmt.Errorf("capacity of the wave: %w", err)
 	}
-	out := campaign.Capacity{Nodes: names, Verdict: string(r.Verdict), Pods: r.Pods}
+	out := campaign.Capacity{Nodes: names, Verdict: string(r.Verdict), Pods: r.Pods, Causes: r.Causes}
 	var msgs []string
 	for _, cs := range r.Causes {
 		msgs = append(msgs, cs.Reason+": "+cs.Message)
 	}
 	out.Message = strings.Join(msgs, "; ")
 	return out, nil
+}
+
+// nodesSnapshot is the snapshot the analysis of the drains of the nodes
+// names needs, from the caches (snapshotOf).
+func (c *Controller) nodesSnapshot(names []string, now time.Time) (*snapshot.Snapshot, error) {
+	var nodes []*corev1.Node
+	var pods []*cachedPod
+	for _, n := range names {
+		node, err := c.nodes.Get(n)
+		if err != nil {
+			return nil, fmt.Errorf("read node %s: %w", n, err)
+		}
+		nodes = append(nodes, node)
+		on, err := c.pods.onNode(n)
+		if err != nil {
+			return nil, fmt.Errorf("pods on node %s: %w", n, err)
+		}
+		pods = append(pods, on...)
+	}
+	var pdbs []*policyv1.PodDisruptionBudget
+	for _, ns := range podNamespaces(pods) {
+		inNS, err := c.pdbs.PodDisruptionBudgets(ns).List(labels.Everything())
+		if err != nil {
+			return nil, fmt.Errorf("list pod disruption budgets in %s: %w", ns, err)
+		}
+		pdbs = append(pdbs, inNS...)
+	}
+	return c.snapshotOf(nodes, pods, pdbs, now)
 }
 
 // campaignOf is the cached campaign that owns plan p, nil for none.

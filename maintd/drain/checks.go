@@ -49,6 +49,11 @@ func (d *decider) preflight() {
 	d.st.Pods.Skipped = int32(skipped)
 }
 
+// Moves reports whether a drain moves the pod of verdict v (evicts it, or
+// is blocked by it): every pod the analysis does not skip (DaemonSet,
+// mirror, finished pods). A campaign counts the pods to move by it too.
+func Moves(v analyze.PodVerdict) bool { return v.Action != analyze.Skip }
+
 // classify splits the node's pods the drain must move (evict or block
 // verdicts) into those the plan allows and the unknown ones.
 func (d *decider) classify() (allowed, unknown []analyze.PodVerdict) {
@@ -56,7 +61,7 @@ func (d *decider) classify() (allowed, unknown []analyze.PodVerdict) {
 		return nil, nil
 	}
 	for _, v := range d.f.Analysis.Pods {
-		if v.Action == analyze.Skip {
+		if !Moves(v) {
 			continue
 		}
 		if d.allows(v) {

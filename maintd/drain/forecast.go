@@ -125,6 +125,20 @@ func subject(path string) string {
 	return s
 }
 
+// Unaccepted are the causes of a verdict of never that risks (a plan's or a
+// campaign's spec.acceptedRisks) do not accept: each is accepted by its
+// reason (replacement-unschedulable, insufficient-capacity, ...), as a
+// person who knows it will clear (an autoscaler adds the room) says.
+func Unaccepted(risks []string, causes []analyze.ForecastCause) []analyze.ForecastCause {
+	var out []analyze.ForecastCause
+	for _, c := range causes {
+		if c.Verdict == analyze.VerdictNever && !slices.Contains(risks, c.Reason) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // neverCompletes blocks the plan when its forecast says the drain never
 // completes, for a cause the plan does not accept (spec.acceptedRisks: an
 // autoscaler may add the room a replacement lacks), and reports whether it
@@ -135,10 +149,8 @@ func (d *decider) neverCompletes() bool {
 		return false
 	}
 	var never []string
-	for _, c := range f.Causes {
-		if c.Verdict == analyze.VerdictNever && !slices.Contains(d.spec.AcceptedRisks, c.Reason) {
-			never = append(never, c.Reason+": "+c.Message)
-		}
+	for _, c := range Unaccepted(d.spec.AcceptedRisks, f.Causes) {
+		never = append(never, c.Reason+": "+c.Message)
 	}
 	if len(never) == 0 {
 		return false

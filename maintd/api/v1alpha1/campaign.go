@@ -69,8 +69,11 @@ type MaintenanceCampaignSpec struct {
 	// workloads.
 	// +optional
 	AllowAllWorkloads bool `json:"allowAllWorkloads,omitempty"`
-	// AcceptedRisks are k8s-analyze finding codes a person accepts, copied
-	// to every plan.
+	// AcceptedRisks are k8s-analyze finding codes a person accepts, and
+	// causes of a verdict of never (insufficient-capacity,
+	// replacement-unschedulable, ...) that a person knows will clear (an
+	// autoscaler adds nodes), copied to every plan; the check of a wave's
+	// capacity honours them as the plans do.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9][a-z0-9-]*$`
