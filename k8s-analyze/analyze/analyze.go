@@ -67,7 +67,7 @@ func AnalyzeObjects(s *snapshot.Snapshot, opts Options) (*Report, error) {
 
 // Analyze grades the drain risk of the nodes of s. It errors, and reports
 // nothing, when s is not internally consistent (see validate) or a requested
-// node is not in it.
+// node is not in it (or not in opts.Forecast.Placement, when set).
 func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 	x, err := indexed(s)
 	if err != nil {
@@ -80,10 +80,12 @@ func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 		}
 		slices.Sort(nodes)
 	}
-	for _, n := range nodes {
-		if x.nodes[n] == nil {
-			return nil, fmt.Errorf("node %q is not in the snapshot", n)
-		}
+	var given *Placement
+	if opts.Forecast != nil {
+		given = opts.Forecast.Placement
+	}
+	if err := missing(x, given, nodes); err != nil {
+		return nil, err
 	}
 	a, age := newAnalyzer(x, s, opts)
 	if opts.Forecast != nil {
@@ -123,6 +125,20 @@ func Analyze(s *view.Snapshot, opts Options) (*Report, error) {
 		r.Risk = r.Risk.worse(n.Risk)
 	}
 	return r, nil
+}
+
+// missing is the error for the first of nodes that the snapshot (indexed as
+// x) or the placement model given to it (when not nil) does not hold.
+func missing(x *index, given *Placement, nodes []string) error {
+	for _, n := range nodes {
+		switch {
+		case x.nodes[n] == nil:
+			return fmt.Errorf("node %q is not in the snapshot", n)
+		case given != nil && !given.has(n):
+			return fmt.Errorf("node %q is not in the placement model", n)
+		}
+	}
+	return nil
 }
 
 // indexed validates s and indexes it.

@@ -43,8 +43,23 @@ var capacityWords = placeWords{elsewhere: "any node outside the set", another: "
 // s, or s is not internally consistent (as Analyze). opts tune the per-pod
 // judgements as they do Analyze's (Surge, Now, MaxGrace); its Nodes and
 // Forecast are not used. A node-scoped snapshot holds no other node: the
-// verdict is unknown (nodes-out-of-scope) when there are pods to move.
+// verdict is unknown (nodes-out-of-scope) when there are pods to move,
+// unless the capacity is judged on a Placement (Placement.Capacity).
 func Capacity(s *view.Snapshot, nodes []string, opts Options) (*CapacityReport, error) {
+	return capacity(s, nodes, opts, nil)
+}
+
+// Capacity is the function Capacity with the pods to move placed on pl's
+// nodes instead of s's own: s may be node-scoped, snapshot.ForNodes of the
+// set (a campaign's wave). pl must hold the nodes of the set, and be of the
+// same cut of the cluster as s (as for ForecastOptions.Placement).
+func (pl *Placement) Capacity(s *view.Snapshot, nodes []string, opts Options) (*CapacityReport, error) {
+	return capacity(s, nodes, opts, pl)
+}
+
+// capacity is Capacity on the placement model given, or s's own when given
+// is nil.
+func capacity(s *view.Snapshot, nodes []string, opts Options, given *Placement) (*CapacityReport, error) {
 	if len(nodes) == 0 {
 		return nil, errors.New("capacity: the set of nodes is empty")
 	}
@@ -52,10 +67,8 @@ func Capacity(s *view.Snapshot, nodes []string, opts Options) (*CapacityReport, 
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range nodes {
-		if x.nodes[n] == nil {
-			return nil, fmt.Errorf("node %q is not in the snapshot", n)
-		}
+	if err := missing(x, given, nodes); err != nil {
+		return nil, err
 	}
 	set := slices.Compact(slices.Sorted(slices.Values(nodes)))
 	a, _ := newAnalyzer(x, s, opts)
@@ -70,7 +83,7 @@ func Capacity(s *view.Snapshot, nodes []string, opts Options) (*CapacityReport, 
 			a.node(x.nodes[set[i]], &sc)
 			for k := range sc.states {
 				if st := &sc.states[k]; !st.skipped {
-					leave[i] = append(leave[i], leaving{pod: st.pod, top: st.chain.top, placed: placedBy(st.chain)})
+					leave[i] = append(leave[i], x.leavingOf(st.pod, st.chain.top, placedBy(st.chain)))
 				}
 			}
 		}
@@ -87,13 +100,12 @@ func Capacity(s *view.Snapshot, nodes []string, opts Options) (*CapacityReport, 
 	}
 	r.Demand = resourcesOf(demand)
 	var cs causes
-	if len(s.Metadata.Scope.Nodes) > 0 {
+	if p := placerOf(given, x, s); p == nil {
 		if r.Pods > 0 {
 			cs.add(VerdictUnknown, ReasonNodesOutOfScope, Subject{Kind: "Snapshot", Name: s.Metadata.CapturedAt.UTC().Format(time.RFC3339)},
 				"the snapshot is scoped to its nodes (k8s-snapshot --node): where the %d pods to move can run cannot be judged without the other nodes and their pods; take a whole-cluster snapshot", r.Pods)
 		}
 	} else {
-		p := newPlacer(x, s)
 		in, at := make([]bool, len(p.nodes)), make([]int, len(set))
 		for i, name := range set {
 			at[i] = p.at[name]

@@ -9,5 +9,8 @@
 // its evictable pods are gone (p50, p90), its critical path, and whether the
 // drain can finish at all (ok, never, unknown), replacements placed on the
 // other nodes as the scheduler's filters would (docs/design.md, "Drain
-// forecast").
+// forecast"). Where they may go is read from the snapshot itself, or from
+// a placement model of the whole cluster made once (NewPlacement) and
+// shared by the forecasts and capacity checks of many snapshots, node-scoped
+// ones included (ForecastOptions.Placement, Placement.Capacity).
 package analyze

@@ -47,6 +47,14 @@ type ForecastOptions struct {
 	// and to the end, three times at p90. Zero (k8s-analyze's default) leaves
 	// it out; maintd uses what it measured on a healthy control plane.
 	Reaction time.Duration
+	// Placement, when set, is where replacements are placed instead of the
+	// snapshot's own nodes: a model of the whole cluster (NewPlacement),
+	// made once and shared by many forecasts, so that a node-scoped
+	// snapshot gets a placement verdict instead of nodes-out-of-scope. It
+	// must hold the analysed nodes, and be of the same cut of the cluster
+	// as the snapshot (their pods on the analysed nodes are taken to be
+	// the same).
+	Placement *Placement
 }
 
 // Reasons of forecast causes (CHECKS.md, "Drain forecast").
@@ -98,9 +106,10 @@ type readiness struct {
 // forecaster holds what the forecast of every node reads: the placement
 // model and the learned times to Ready, built once.
 type forecaster struct {
-	opts   ForecastOptions
-	place  *placer
-	scoped bool
+	opts ForecastOptions
+	// place is the placement model: ForecastOptions.Placement's, else the
+	// snapshot's own; nil for a node-scoped snapshot without one.
+	place *placer
 	// ready are the learned times to Ready by top owner UID.
 	ready map[types.UID]*readiness
 	// fallback is the default readiness.
@@ -108,13 +117,11 @@ type forecaster struct {
 }
 
 func newForecaster(x *index, s *view.Snapshot, opts ForecastOptions) *forecaster {
-	f := &forecaster{opts: opts, scoped: len(s.Metadata.Scope.Nodes) > 0, ready: map[types.UID]*readiness{}}
+	f := &forecaster{opts: opts, ready: map[types.UID]*readiness{}}
 	f.opts.Concurrency = cmp.Or(max(f.opts.Concurrency, 0), DefaultConcurrency)
 	f.opts.DefaultReady = min(cmp.Or(max(f.opts.DefaultReady, 0), DefaultReadyTime), maxDuration)
 	f.fallback = readiness{p50: f.opts.DefaultReady, p90: f.opts.DefaultReady}
-	if !f.scoped {
-		f.place = newPlacer(x, s)
-	}
+	f.place = placerOf(opts.Placement, x, s)
 	samples := map[*owner][]time.Duration{}
 	for i := range x.pods {
 		p, top := &x.pods[i], x.chains[i].top
@@ -427,7 +434,7 @@ func (a *analyzer) placeAll(n *view.Node, items []item, pl *placement, cs *cause
 	if placed == 0 {
 		return
 	}
-	if f.scoped {
+	if f.place == nil {
 		cs.add(VerdictUnknown, ReasonNodesOutOfScope, Subject{Kind: "Node", Name: n.Name, UID: n.UID},
 			"the snapshot is scoped to its nodes (k8s-snapshot --node): where the %d replacement(s) can run cannot be judged without the other nodes and their pods; take a whole-cluster snapshot", placed)
 		return
@@ -436,7 +443,9 @@ func (a *analyzer) placeAll(n *view.Node, items []item, pl *placement, cs *cause
 	pl.reset(p.at[n.Name])
 	p.placeRun(pl, len(items), func(k int) leaving {
 		it := &items[k]
-		return leaving{pod: it.st.pod, top: it.top, node: pl.drained, placed: it.placed}
+		l := a.x.leavingOf(it.st.pod, it.top, it.placed)
+		l.node = pl.drained
+		return l
 	}, &forecastWords, func(demand view.Resources, eligible []bool) string { return p.shortfall(pl, demand, eligible) }, cs)
 }
 

@@ -157,6 +157,16 @@ func other(name, node, labels, spec string) string {
 // ReplicaSet.
 func fbuild(t *testing.T, nodes string, extra map[string]string) *view.Snapshot {
 	t.Helper()
+	doc := fdoc(nodes, extra)
+	snap, err := decode.Snapshot(doc)
+	if err != nil {
+		t.Fatalf("bad test snapshot: %v\n%s", err, doc)
+	}
+	return snap
+}
+
+// fdoc is fbuild's Snapshot document.
+func fdoc(nodes string, extra map[string]string) []byte {
 	var b strings.Builder
 	b.WriteString("apiVersion: sentinel.dev/v1alpha1\nkind: Snapshot\nmetadata: {capturedAt: \"2026-11-29T12:00:00Z\", consistent: true}\nnodes:" + nodes + "\n")
 	for _, s := range sections[1:] {
@@ -168,11 +178,7 @@ func fbuild(t *testing.T, nodes string, extra map[string]string) *view.Snapshot 
 			b.WriteString(s + ":" + items + "\n")
 		}
 	}
-	snap, err := decode.Snapshot([]byte(b.String()))
-	if err != nil {
-		t.Fatalf("bad test snapshot: %v\n%s", err, b.String())
-	}
-	return snap
+	return []byte(b.String())
 }
 
 // forecastOf is the forecast of n1.
@@ -196,107 +202,122 @@ func causeKeys(f *Forecast) []string {
 
 const webNever = "never replacement-unschedulable Deployment ns/web"
 
-// TestPlacement: every constraint of the placement model, met (ok), not
-// met anywhere (never, with the cause), and one it cannot judge (unknown,
-// never never). Pod p is on n1, the drained node.
-func TestPlacement(t *testing.T) {
-	tests := map[string]struct {
-		nodes string
-		pods  string
-		more  map[string]string
-		want  []string // cause keys
-		why   string   // in the first cause's message
-	}{
-		"no constraint":       {nodes: threeNodes, pods: fpod("p", "n1", "", "", 5), want: []string{}},
-		"no other node":       {nodes: fnode("n1", "", ""), pods: fpod("p", "n1", "", "", 5), want: []string{webNever}, why: "no other schedulable node in the snapshot"},
-		"cordoned nodes":      {nodes: fnode("n1", "", "") + fnode("n2", "", ", spec: {unschedulable: true}"), pods: fpod("p", "n1", "", "", 5), want: []string{webNever}},
-		"node selector met":   {nodes: fnode("n1", "disk: ssd", "") + fnode("n2", "", "") + fnode("n3", "disk: ssd", ""), pods: fpod("p", "n1", "", ", nodeSelector: {disk: ssd}", 5), want: []string{}},
-		"node selector unmet": {nodes: fnode("n1", "disk: ssd", "") + fnode("n2", "", "") + fnode("n3", "disk: hdd", ""), pods: fpod("p", "n1", "", ", nodeSelector: {disk: ssd}", 5), want: []string{webNever}, why: "2 nodes: node selector"},
-		"affinity In, NotIn, Exists, DoesNotExist, Gt, Lt met": {nodes: threeNodes[:0] + fnode("n1", "", "") + fnode("n2", `zone: a, gen: "5", gpu: "no"`, "") + fnode("n3", `zone: a, gen: "5", gpu: "no", old: "yes"`, ""),
-			pods: fpod("p", "n1", "", `, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [
+// placementCase is a cluster of TestPlacement: nodes, pods and more
+// sections; the causes of n1's forecast, and what the first says.
+type placementCase struct {
+	nodes string
+	pods  string
+	more  map[string]string
+	want  []string // cause keys
+	why   string   // in the first cause's message
+}
+
+// doc is the case's Snapshot document.
+func (tc placementCase) doc() []byte {
+	extra := map[string]string{"pods": tc.pods}
+	for k, v := range tc.more {
+		extra[k] = v
+	}
+	return fdoc(tc.nodes, extra)
+}
+
+// placementCases are TestPlacement's: every constraint of the placement
+// model, met (ok), not met anywhere (never, with the cause), and one it
+// cannot judge (unknown, never never). Pod p is on n1, the drained node.
+var placementCases = map[string]placementCase{
+	"no constraint":       {nodes: threeNodes, pods: fpod("p", "n1", "", "", 5), want: []string{}},
+	"no other node":       {nodes: fnode("n1", "", ""), pods: fpod("p", "n1", "", "", 5), want: []string{webNever}, why: "no other schedulable node in the snapshot"},
+	"cordoned nodes":      {nodes: fnode("n1", "", "") + fnode("n2", "", ", spec: {unschedulable: true}"), pods: fpod("p", "n1", "", "", 5), want: []string{webNever}},
+	"node selector met":   {nodes: fnode("n1", "disk: ssd", "") + fnode("n2", "", "") + fnode("n3", "disk: ssd", ""), pods: fpod("p", "n1", "", ", nodeSelector: {disk: ssd}", 5), want: []string{}},
+	"node selector unmet": {nodes: fnode("n1", "disk: ssd", "") + fnode("n2", "", "") + fnode("n3", "disk: hdd", ""), pods: fpod("p", "n1", "", ", nodeSelector: {disk: ssd}", 5), want: []string{webNever}, why: "2 nodes: node selector"},
+	"affinity In, NotIn, Exists, DoesNotExist, Gt, Lt met": {nodes: threeNodes[:0] + fnode("n1", "", "") + fnode("n2", `zone: a, gen: "5", gpu: "no"`, "") + fnode("n3", `zone: a, gen: "5", gpu: "no", old: "yes"`, ""),
+		pods: fpod("p", "n1", "", `, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [
 				{key: zone, operator: In, values: [a, b]}, {key: gpu, operator: NotIn, values: ["yes"]}, {key: gen, operator: Exists}, {key: old, operator: DoesNotExist},
 				{key: gen, operator: Gt, values: ["4"]}, {key: gen, operator: Lt, values: ["6"]}]}]}}}`, 5), want: []string{}},
-		"affinity Gt unmet": {nodes: fnode("n1", "", "") + fnode("n2", `gen: "3"`, "") + fnode("n3", `gen: x`, ""),
-			pods: fpod("p", "n1", "", `, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: gen, operator: Gt, values: ["4"]}]}]}}}`, 5),
-			want: []string{webNever}, why: "node selector or required node affinity"},
-		"affinity terms are ORed; matchFields on the name": {nodes: threeNodes,
-			pods: fpod("p", "n1", "", `, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: nope, operator: Exists}]}, {matchFields: [{key: metadata.name, operator: In, values: [n3]}]}]}}}`, 5),
-			want: []string{}},
-		"matchFields: only the drained node": {nodes: threeNodes,
-			pods: fpod("p", "n1", "", `, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n1]}]}]}}}`, 5),
-			want: []string{webNever}},
-		"taints not tolerated": {nodes: fnode("n1", "", "") + fnode("n2", "", ", spec: {taints: [{key: dedicated, value: db, effect: NoSchedule}]}") + fnode("n3", "", ", spec: {taints: [{key: gone, effect: NoExecute}]}"),
-			pods: fpod("p", "n1", "", "", 5), want: []string{webNever}, why: "1 node: taint dedicated=db:NoSchedule not tolerated; 1 node: taint gone:NoExecute not tolerated"},
-		"taint tolerated, PreferNoSchedule ignored": {nodes: fnode("n1", "", "") + fnode("n2", "", ", spec: {taints: [{key: dedicated, value: db, effect: NoSchedule}]}") + fnode("n3", "", ", spec: {taints: [{key: soft, effect: PreferNoSchedule}]}"),
-			pods: fpod("p", "n1", "", ", tolerations: [{key: dedicated, operator: Equal, value: db, effect: NoSchedule}]", 5), want: []string{}},
-		"taint tolerated only by a Gt toleration: unknown": {nodes: fnode("n1", "", "") + fnode("n2", "", `, spec: {taints: [{key: tier, value: "5", effect: NoSchedule}]}`),
-			pods: fpod("p", "n1", "", `, tolerations: [{key: tier, operator: Gt, value: "3", effect: NoSchedule}]`, 5), want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "Lt or Gt toleration"},
-		"cpu fits": {nodes: fnode("n1", "", "") + fnode("n2", "", "") + fnode("n3", "", ""), pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "4"}}}]`, 5), want: []string{}},
-		"cpu too much": {nodes: threeNodes, pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "4"}}}]`, 5) + other("busy", "n2", "app: x", `, containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]`) + other("busy2", "n3", "app: x", `, containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]`),
-			want: []string{webNever}, why: "2 nodes: insufficient cpu"},
-		"memory too much": {nodes: threeNodes, pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {memory: 9Gi}}}]`, 5), want: []string{webNever}, why: "insufficient memory"},
-		"too many pods": {nodes: fnode("n1", "", "") + fnode("n2", "", `, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "1"}}`), pods: fpod("p", "n1", "", "", 5) + other("x", "n2", "app: x", ""),
-			want: []string{webNever}, why: "too many pods"},
-		"terminal pods take no room": {nodes: fnode("n1", "", "") + fnode("n2", "", `, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "1"}}`),
-			pods: fpod("p", "n1", "", "", 5) + strings.Replace(other("x", "n2", "app: x", ""), "phase: Running", "phase: Succeeded", 1), want: []string{}},
-		"no allocatable: unknown": {nodes: fnode("n1", "", "") + fnode("n2", "", ", status: {}"), pods: fpod("p", "n1", "", "", 5), want: []string{"unknown node-allocatable-missing Deployment ns/web"}},
-		"replacements add up (first fit), and fit": {nodes: threeNodes,
-			pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "3"}}}]`, 5) + fpod("q", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "3"}}}]`, 5), want: []string{}},
-		"replacements add up beyond what is free": {nodes: fnode("n1", "", "") + fnode("n2", "", ""),
-			pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "3"}}}]`, 5) + fpod("q", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "3"}}}]`, 5),
-			want: []string{"never insufficient-capacity Deployment ns/web"}, why: "request 6000m cpu and the other schedulable nodes have 4000m free"},
-		"first fit fails where another placement fits: unknown": {nodes: fnode("n1", "", "") + fnode("n2", "", "") + fnode("n3", "", `, status: {allocatable: {cpu: "2", memory: 8Gi, pods: "110"}}`),
-			pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "2"}}}]`, 5) + fpod("q", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "3"}}}]`, 5),
-			want: []string{"unknown first-fit Deployment ns/web"}},
-		"anti-affinity met": {nodes: threeNodes, pods: fpod("p", "n1", "", antiWeb, 5) + fpod("q", "n2", "", "", 5), want: []string{}},
-		"anti-affinity unmet": {nodes: threeNodes, pods: fpod("p", "n1", "", antiWeb, 5) + fpod("q", "n2", "", "", 5) + fpod("r", "n3", "", "", 5),
-			want: []string{webNever}, why: "2 nodes: pod anti-affinity"},
-		"anti-affinity of the pods already there": {nodes: threeNodes, pods: fpod("p", "n1", "", "", 5) + other("x", "n2", "app: x", antiWeb) + other("z", "n3", "app: z", antiWeb),
-			want: []string{webNever}, why: "pod anti-affinity of pod ns/x"},
-		"anti-affinity on the zone: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", strings.Replace(antiWeb, "kubernetes.io/hostname", "topology.kubernetes.io/zone", 1), 5),
-			want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "required pod anti-affinity on topology key topology.kubernetes.io/zone"},
-		"another pod's anti-affinity on the zone: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", "", 5) + other("x", "n3", "app: x", strings.Replace(antiWeb, "kubernetes.io/hostname", "topology.kubernetes.io/zone", 1)),
-			want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "anti-affinity of pod ns/x"},
-		"anti-affinity by namespaceSelector: unknown": {nodes: fnode("n1", "", "") + fnode("n2", "", ""), pods: fpod("p", "n1", "", strings.Replace(antiWeb, "topologyKey:", "namespaceSelector: {matchLabels: {team: a}}, topologyKey:", 1), 5) + strings.Replace(other("q", "n2", "app: web", ""), "namespace: ns", "namespace: other", 1),
-			want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "namespaceSelector"},
-		"unjudged pod affinity, but no node has the cpu: never": {nodes: threeNodes,
-			pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "5"}}}], affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: db}}}]}}`, 5),
-			want: []string{webNever}},
-		"pod affinity: unknown": {nodes: threeNodes,
-			pods: fpod("p", "n1", "", `, affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: db}}}]}}`, 5),
-			want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "required pod affinity"},
-		// n1 is drained: under the default nodeTaintsPolicy Ignore it stays
-		// a domain, and its count drops to 0 with p gone.
-		"spread on the hostname, the drained node still a domain": {nodes: threeNodes, pods: fpod("p", "n1", "", spreadWeb(""), 5) + fpod("q", "n2", "", "", 5) + fpod("r", "n3", "", "", 5),
-			want: []string{webNever}, why: "2 nodes: topology spread (maxSkew 1)"},
-		"spread, nodeTaintsPolicy Honor: the cordoned node is no domain": {nodes: threeNodes, pods: fpod("p", "n1", "", spreadWeb(", nodeTaintsPolicy: Honor"), 5) + fpod("q", "n2", "", "", 5) + fpod("r", "n3", "", "", 5), want: []string{}},
-		"spread met": {nodes: threeNodes, pods: fpod("p", "n1", "", spreadWeb(""), 5) + fpod("q", "n2", "", "", 5), want: []string{}},
-		"spread, minDomains above the domains": {nodes: fnode("n1", "", "") + fnode("n2", "", ""), pods: fpod("p", "n1", "", spreadWeb(", minDomains: 3, nodeTaintsPolicy: Honor"), 5) + fpod("q", "n2", "", "", 5),
-			want: []string{webNever}, why: "topology spread"},
-		"spread ScheduleAnyway is no constraint": {nodes: threeNodes, pods: fpod("p", "n1", "", strings.Replace(spreadWeb(""), "DoNotSchedule", "ScheduleAnyway", 1), 5) + fpod("q", "n2", "", "", 5) + fpod("r", "n3", "", "", 5), want: []string{}},
-		"spread on the zone: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", strings.Replace(spreadWeb(""), "kubernetes.io/hostname", "topology.kubernetes.io/zone", 1), 5),
-			want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "topology spread on topology key topology.kubernetes.io/zone"},
-		"hostPort: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", ", containers: [{name: c, image: i, ports: [{containerPort: 80, hostPort: 8080}]}]", 5),
-			want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "hostPort 8080/TCP"},
-		"volume with node affinity: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", ", volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]", 5),
-			more: map[string]string{"persistentVolumeClaims": "\n- {metadata: {name: data, namespace: ns, uid: pvc-1}, spec: {accessModes: [ReadWriteMany], volumeName: pv-1}}",
-				"persistentVolumes": "\n- {metadata: {name: pv-1, uid: pv-1}, spec: {accessModes: [ReadWriteMany], csi: {driver: d, volumeHandle: h}, nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]}}}}"},
-			want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "volume topology of PersistentVolume pv-1"},
-		"volume without topology": {nodes: threeNodes, pods: fpod("p", "n1", "", ", volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]", 5),
-			more: map[string]string{"persistentVolumeClaims": "\n- {metadata: {name: data, namespace: ns, uid: pvc-1}, spec: {accessModes: [ReadWriteMany], volumeName: pv-1}}",
-				"persistentVolumes": "\n- {metadata: {name: pv-1, uid: pv-1}, spec: {accessModes: [ReadWriteMany], nfs: {server: s, path: /x}}}"},
-			want: []string{}},
-		"other resources: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {nvidia.com/gpu: "1"}}}]`, 5),
-			want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "requests of nvidia.com/gpu"},
-		"a pod nothing re-creates is not placed": {nodes: fnode("n1", "", ""), pods: other("x", "n1", "app: x", ""), want: []string{}},
-	}
-	for name, tc := range tests {
+	"affinity Gt unmet": {nodes: fnode("n1", "", "") + fnode("n2", `gen: "3"`, "") + fnode("n3", `gen: x`, ""),
+		pods: fpod("p", "n1", "", `, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: gen, operator: Gt, values: ["4"]}]}]}}}`, 5),
+		want: []string{webNever}, why: "node selector or required node affinity"},
+	"affinity terms are ORed; matchFields on the name": {nodes: threeNodes,
+		pods: fpod("p", "n1", "", `, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: nope, operator: Exists}]}, {matchFields: [{key: metadata.name, operator: In, values: [n3]}]}]}}}`, 5),
+		want: []string{}},
+	"matchFields: only the drained node": {nodes: threeNodes,
+		pods: fpod("p", "n1", "", `, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n1]}]}]}}}`, 5),
+		want: []string{webNever}},
+	"taints not tolerated": {nodes: fnode("n1", "", "") + fnode("n2", "", ", spec: {taints: [{key: dedicated, value: db, effect: NoSchedule}]}") + fnode("n3", "", ", spec: {taints: [{key: gone, effect: NoExecute}]}"),
+		pods: fpod("p", "n1", "", "", 5), want: []string{webNever}, why: "1 node: taint dedicated=db:NoSchedule not tolerated; 1 node: taint gone:NoExecute not tolerated"},
+	"taint tolerated, PreferNoSchedule ignored": {nodes: fnode("n1", "", "") + fnode("n2", "", ", spec: {taints: [{key: dedicated, value: db, effect: NoSchedule}]}") + fnode("n3", "", ", spec: {taints: [{key: soft, effect: PreferNoSchedule}]}"),
+		pods: fpod("p", "n1", "", ", tolerations: [{key: dedicated, operator: Equal, value: db, effect: NoSchedule}]", 5), want: []string{}},
+	"taint tolerated only by a Gt toleration: unknown": {nodes: fnode("n1", "", "") + fnode("n2", "", `, spec: {taints: [{key: tier, value: "5", effect: NoSchedule}]}`),
+		pods: fpod("p", "n1", "", `, tolerations: [{key: tier, operator: Gt, value: "3", effect: NoSchedule}]`, 5), want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "Lt or Gt toleration"},
+	"cpu fits": {nodes: fnode("n1", "", "") + fnode("n2", "", "") + fnode("n3", "", ""), pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "4"}}}]`, 5), want: []string{}},
+	"cpu too much": {nodes: threeNodes, pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "4"}}}]`, 5) + other("busy", "n2", "app: x", `, containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]`) + other("busy2", "n3", "app: x", `, containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]`),
+		want: []string{webNever}, why: "2 nodes: insufficient cpu"},
+	"memory too much": {nodes: threeNodes, pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {memory: 9Gi}}}]`, 5), want: []string{webNever}, why: "insufficient memory"},
+	"too many pods": {nodes: fnode("n1", "", "") + fnode("n2", "", `, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "1"}}`), pods: fpod("p", "n1", "", "", 5) + other("x", "n2", "app: x", ""),
+		want: []string{webNever}, why: "too many pods"},
+	"terminal pods take no room": {nodes: fnode("n1", "", "") + fnode("n2", "", `, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "1"}}`),
+		pods: fpod("p", "n1", "", "", 5) + strings.Replace(other("x", "n2", "app: x", ""), "phase: Running", "phase: Succeeded", 1), want: []string{}},
+	"no allocatable: unknown": {nodes: fnode("n1", "", "") + fnode("n2", "", ", status: {}"), pods: fpod("p", "n1", "", "", 5), want: []string{"unknown node-allocatable-missing Deployment ns/web"}},
+	"replacements add up (first fit), and fit": {nodes: threeNodes,
+		pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "3"}}}]`, 5) + fpod("q", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "3"}}}]`, 5), want: []string{}},
+	"replacements add up beyond what is free": {nodes: fnode("n1", "", "") + fnode("n2", "", ""),
+		pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "3"}}}]`, 5) + fpod("q", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "3"}}}]`, 5),
+		want: []string{"never insufficient-capacity Deployment ns/web"}, why: "request 6000m cpu and the other schedulable nodes have 4000m free"},
+	"first fit fails where another placement fits: unknown": {nodes: fnode("n1", "", "") + fnode("n2", "", "") + fnode("n3", "", `, status: {allocatable: {cpu: "2", memory: 8Gi, pods: "110"}}`),
+		pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "2"}}}]`, 5) + fpod("q", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "3"}}}]`, 5),
+		want: []string{"unknown first-fit Deployment ns/web"}},
+	"anti-affinity met": {nodes: threeNodes, pods: fpod("p", "n1", "", antiWeb, 5) + fpod("q", "n2", "", "", 5), want: []string{}},
+	"anti-affinity unmet": {nodes: threeNodes, pods: fpod("p", "n1", "", antiWeb, 5) + fpod("q", "n2", "", "", 5) + fpod("r", "n3", "", "", 5),
+		want: []string{webNever}, why: "2 nodes: pod anti-affinity"},
+	"anti-affinity of the pods already there": {nodes: threeNodes, pods: fpod("p", "n1", "", "", 5) + other("x", "n2", "app: x", antiWeb) + other("z", "n3", "app: z", antiWeb),
+		want: []string{webNever}, why: "pod anti-affinity of pod ns/x"},
+	"anti-affinity on the zone: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", strings.Replace(antiWeb, "kubernetes.io/hostname", "topology.kubernetes.io/zone", 1), 5),
+		want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "required pod anti-affinity on topology key topology.kubernetes.io/zone"},
+	"another pod's anti-affinity on the zone: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", "", 5) + other("x", "n3", "app: x", strings.Replace(antiWeb, "kubernetes.io/hostname", "topology.kubernetes.io/zone", 1)),
+		want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "anti-affinity of pod ns/x"},
+	"anti-affinity by namespaceSelector: unknown": {nodes: fnode("n1", "", "") + fnode("n2", "", ""), pods: fpod("p", "n1", "", strings.Replace(antiWeb, "topologyKey:", "namespaceSelector: {matchLabels: {team: a}}, topologyKey:", 1), 5) + strings.Replace(other("q", "n2", "app: web", ""), "namespace: ns", "namespace: other", 1),
+		want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "namespaceSelector"},
+	"unjudged pod affinity, but no node has the cpu: never": {nodes: threeNodes,
+		pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {cpu: "5"}}}], affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: db}}}]}}`, 5),
+		want: []string{webNever}},
+	"pod affinity: unknown": {nodes: threeNodes,
+		pods: fpod("p", "n1", "", `, affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: db}}}]}}`, 5),
+		want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "required pod affinity"},
+	// n1 is drained: under the default nodeTaintsPolicy Ignore it stays
+	// a domain, and its count drops to 0 with p gone.
+	"spread on the hostname, the drained node still a domain": {nodes: threeNodes, pods: fpod("p", "n1", "", spreadWeb(""), 5) + fpod("q", "n2", "", "", 5) + fpod("r", "n3", "", "", 5),
+		want: []string{webNever}, why: "2 nodes: topology spread (maxSkew 1)"},
+	"spread, nodeTaintsPolicy Honor: the cordoned node is no domain": {nodes: threeNodes, pods: fpod("p", "n1", "", spreadWeb(", nodeTaintsPolicy: Honor"), 5) + fpod("q", "n2", "", "", 5) + fpod("r", "n3", "", "", 5), want: []string{}},
+	"spread met": {nodes: threeNodes, pods: fpod("p", "n1", "", spreadWeb(""), 5) + fpod("q", "n2", "", "", 5), want: []string{}},
+	"spread, minDomains above the domains": {nodes: fnode("n1", "", "") + fnode("n2", "", ""), pods: fpod("p", "n1", "", spreadWeb(", minDomains: 3, nodeTaintsPolicy: Honor"), 5) + fpod("q", "n2", "", "", 5),
+		want: []string{webNever}, why: "topology spread"},
+	"spread ScheduleAnyway is no constraint": {nodes: threeNodes, pods: fpod("p", "n1", "", strings.Replace(spreadWeb(""), "DoNotSchedule", "ScheduleAnyway", 1), 5) + fpod("q", "n2", "", "", 5) + fpod("r", "n3", "", "", 5), want: []string{}},
+	"spread on the zone: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", strings.Replace(spreadWeb(""), "kubernetes.io/hostname", "topology.kubernetes.io/zone", 1), 5),
+		want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "topology spread on topology key topology.kubernetes.io/zone"},
+	"hostPort: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", ", containers: [{name: c, image: i, ports: [{containerPort: 80, hostPort: 8080}]}]", 5),
+		want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "hostPort 8080/TCP"},
+	"volume with node affinity: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", ", volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]", 5),
+		more: map[string]string{"persistentVolumeClaims": "\n- {metadata: {name: data, namespace: ns, uid: pvc-1}, spec: {accessModes: [ReadWriteMany], volumeName: pv-1}}",
+			"persistentVolumes": "\n- {metadata: {name: pv-1, uid: pv-1}, spec: {accessModes: [ReadWriteMany], csi: {driver: d, volumeHandle: h}, nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]}}}}"},
+		want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "volume topology of PersistentVolume pv-1"},
+	"volume without topology": {nodes: threeNodes, pods: fpod("p", "n1", "", ", volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]", 5),
+		more: map[string]string{"persistentVolumeClaims": "\n- {metadata: {name: data, namespace: ns, uid: pvc-1}, spec: {accessModes: [ReadWriteMany], volumeName: pv-1}}",
+			"persistentVolumes": "\n- {metadata: {name: pv-1, uid: pv-1}, spec: {accessModes: [ReadWriteMany], nfs: {server: s, path: /x}}}"},
+		want: []string{}},
+	"other resources: unknown": {nodes: threeNodes, pods: fpod("p", "n1", "", `, containers: [{name: c, image: i, resources: {requests: {nvidia.com/gpu: "1"}}}]`, 5),
+		want: []string{"unknown constraint-not-modelled Deployment ns/web"}, why: "requests of nvidia.com/gpu"},
+	"a pod nothing re-creates is not placed": {nodes: fnode("n1", "", ""), pods: other("x", "n1", "app: x", ""), want: []string{}},
+}
+
+// TestPlacement: placementCases, each judged as it says.
+func TestPlacement(t *testing.T) {
+	for name, tc := range placementCases {
 		t.Run(name, func(t *testing.T) {
-			extra := map[string]string{"pods": tc.pods}
-			for k, v := range tc.more {
-				extra[k] = v
+			s, err := decode.Snapshot(tc.doc())
+			if err != nil {
+				t.Fatal(err)
 			}
-			f := forecastOf(t, fbuild(t, tc.nodes, extra), ForecastOptions{})
+			f := forecastOf(t, s, ForecastOptions{})
 			if diff := cmp.Diff(tc.want, causeKeys(f)); diff != "" {
 				t.Errorf("causes (-want +got):\n%s\n%+v", diff, f.Causes)
 			}

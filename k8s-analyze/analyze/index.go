@@ -223,7 +223,7 @@ func newIndex(s *view.Snapshot) *index {
 		nodes:         make(map[string]*view.Node, len(s.Nodes)),
 		pods:          s.Pods,
 		podsByNode:    make(map[string][]int, len(s.Nodes)),
-		podsByNS:      make(map[string][]*view.Pod),
+		podsByNS:      podsByNamespace(s.Pods),
 		pdbsByNS:      make(map[string][]*pdbInfo),
 		pdbCandidates: make(map[string]*candidates),
 		owners:        make(map[objKey]*owner, len(s.ReplicaSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.DaemonSets)+len(s.Jobs)+len(s.CronJobs)+len(s.Nodes)),
@@ -325,7 +325,6 @@ func newIndex(s *view.Snapshot) *index {
 		if p.Spec.NodeName != "" {
 			x.podsByNode[p.Spec.NodeName] = append(x.podsByNode[p.Spec.NodeName], i)
 		}
-		x.podsByNS[p.Namespace] = append(x.podsByNS[p.Namespace], p)
 		if top := x.chains[i].top; top != nil && servingReady(p) {
 			x.readyByTop[top.meta.UID]++
 		}
@@ -337,6 +336,16 @@ func newIndex(s *view.Snapshot) *index {
 		})
 	}
 	return x
+}
+
+// podsByNamespace are pods by namespace, in their order.
+func podsByNamespace(pods []view.Pod) map[string][]*view.Pod {
+	out := make(map[string][]*view.Pod)
+	for i := range pods {
+		p := &pods[i]
+		out[p.Namespace] = append(out[p.Namespace], p)
+	}
+	return out
 }
 
 // servingReady: running, Ready and not being deleted.

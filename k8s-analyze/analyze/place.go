@@ -35,13 +35,61 @@ const (
 	fitYes
 )
 
-// placer holds what judging placements reads, built once per analysis and
+// Placement is the placement model of a cluster: every node, the pods on
+// each with their requests and anti-affinity, and the spread domains they
+// make; where the drain forecast (ForecastOptions.Placement) and Capacity
+// (Placement.Capacity) judge that replacements can go. What a replacement
+// needs (its requests, node selection, tolerations, constraints, the
+// topology of its volumes) is read from the analysed snapshot, where it
+// may go from the Placement. Made once by NewPlacement, it can be shared
+// by the analyses of many snapshots, node-scoped ones included.
+//
+// It is immutable once made (its spread caches are built on first use,
+// each once, under a lock) and safe for concurrent use by many analyses.
+type Placement struct {
+	p *placer
+}
+
+// NewPlacement is the placement model of s, which should be a snapshot of
+// the whole cluster: it reads only s's nodes and pods, and checks nothing
+// (the analyses that use it validate their own snapshots). The model
+// points into s: s must not change while the Placement is in use.
+func NewPlacement(s *view.Snapshot) *Placement {
+	return &Placement{newPlacer(podsByNamespace(s.Pods), s)}
+}
+
+// has reports whether the model holds node name.
+func (pl *Placement) has(name string) bool {
+	_, ok := pl.p.at[name]
+	return ok
+}
+
+// placerOf is the placement model an analysis of s (indexed as x) places
+// replacements with: given's, else s's own, else (s is node-scoped: it
+// holds no other node) nil.
+func placerOf(given *Placement, x *index, s *view.Snapshot) *placer {
+	switch {
+	case given != nil:
+		return given.p
+	case len(s.Metadata.Scope.Nodes) > 0:
+		return nil
+	}
+	return newPlacer(x.podsByNS, s)
+}
+
+// placer holds what judging placements reads, built once per snapshot and
 // read-only afterwards (but for the spread domains, built once each under
-// their own sync.Once).
+// their own sync.Once), so that concurrent analyses may share it. The pods
+// it is asked to place may come from another view of the cluster than its
+// own (ForecastOptions.Placement): it tells them from its pods by identity
+// (samePod) or labels, never by pointer, and what it reads of them (their
+// scheduling, their volumes' topology: leaving) is the analysed
+// snapshot's.
 type placer struct {
-	x     *index
-	nodes []*view.Node // every node, by name
-	at    map[string]int
+	// podsByNS are its pods by namespace, where the spread domains count.
+	podsByNS map[string][]*view.Pod
+	nodes    []*view.Node // every node, by name
+	at       map[string]int
 	// used are the requests of each node's pods that are not terminal
 	// (Pods counts them); on are those pods; anti are those with required
 	// pod anti-affinity on the hostname key, with those terms parsed.
@@ -61,8 +109,8 @@ type placer struct {
 	byLabel   map[string]*byLabel
 }
 
-func newPlacer(x *index, s *view.Snapshot) *placer {
-	p := &placer{x: x, at: make(map[string]int, len(s.Nodes)),
+func newPlacer(podsByNS map[string][]*view.Pod, s *view.Snapshot) *placer {
+	p := &placer{podsByNS: podsByNS, at: make(map[string]int, len(s.Nodes)),
 		selectors: map[string]*spreadSelector{}, eligible: map[string]*eligible{}, spread: map[string]*spreadDomain{}, byLabel: map[string]*byLabel{}}
 	for i := range s.Nodes {
 		p.nodes = append(p.nodes, &s.Nodes[i])
@@ -95,6 +143,13 @@ func newPlacer(x *index, s *view.Snapshot) *placer {
 		}
 	}
 	return p
+}
+
+// samePod says whether a and b are one pod, maybe of two views of the
+// cluster (an analysed snapshot and its Placement's): no two pods of one cut
+// share a namespace and name.
+func samePod(a, b *view.Pod) bool {
+	return a.Namespace == b.Namespace && a.Name == b.Name
 }
 
 func terminal(p *view.Pod) bool {
@@ -311,9 +366,10 @@ type want struct {
 // noScheduling is the Scheduling of a pod that has none.
 var noScheduling view.Scheduling
 
-// wantOf parses into w what the replacement of pod needs; w's lists are
-// reused.
-func (p *placer) wantOf(pod *view.Pod, w *want) {
+// wantOf parses into w what the replacement of l's pod needs; w's lists
+// are reused.
+func (p *placer) wantOf(l *leaving, w *want) {
+	pod := l.pod
 	*w = want{pod: pod, req: requestsOf(pod), terms: w.terms[:0], anti: w.anti[:0], spread: w.spread[:0], unjudged: w.unjudged[:0]}
 	s := pod.Scheduling
 	if s == nil {
@@ -366,10 +422,10 @@ func (p *placer) wantOf(pod *view.Pod, w *want) {
 	if s.ResourceClaims > 0 {
 		w.unjudged = append(w.unjudged, "resource claims (dynamic resource allocation)")
 	}
-	w.unjudged = append(w.unjudged, p.volumeTopology(pod)...)
+	w.unjudged = append(w.unjudged, l.volumes...)
 	for i := range p.far {
 		t := &p.far[i]
-		if t.owner != pod && t.selects(pod) != fitNo {
+		if !samePod(t.owner, pod) && t.selects(pod) != fitNo {
 			w.unjudged = append(w.unjudged, fmt.Sprintf("required pod anti-affinity of pod %s on topology key %s", name(t.owner.Namespace, t.owner.Name), t.key))
 			break
 		}
@@ -379,8 +435,10 @@ func (p *placer) wantOf(pod *view.Pod, w *want) {
 // volumeTopology names the volumes that may tie pod to some nodes: a claim
 // the snapshot does not hold or that is not bound, a volume with node
 // affinity (or local or hostPath), a generic ephemeral volume (its new claim
-// is provisioned where the storage class allows).
-func (p *placer) volumeTopology(pod *view.Pod) []string {
+// is provisioned where the storage class allows). The claims and volumes
+// are the pod's snapshot's (a node-scoped one holds those of its nodes'
+// pods), not a Placement's.
+func (x *index) volumeTopology(pod *view.Pod) []string {
 	var out []string
 	for _, v := range pod.Spec.Volumes {
 		switch {
@@ -388,14 +446,14 @@ func (p *placer) volumeTopology(pod *view.Pod) []string {
 			out = append(out, "generic ephemeral volume "+v.Name+" (storage topology)")
 		case v.PersistentVolumeClaim != nil:
 			claim := v.PersistentVolumeClaim.ClaimName
-			pvc := p.x.pvcs[objKey{"PersistentVolumeClaim", pod.Namespace, claim}]
+			pvc := x.pvcs[objKey{"PersistentVolumeClaim", pod.Namespace, claim}]
 			switch {
 			case pvc == nil:
 				out = append(out, "claim "+claim+", not in the snapshot")
 			case pvc.Spec.VolumeName == "":
 				out = append(out, "claim "+claim+", not bound (storage topology)")
 			default:
-				pv := p.x.pvs[pvc.Spec.VolumeName]
+				pv := x.pvs[pvc.Spec.VolumeName]
 				switch {
 				case pv == nil:
 					out = append(out, "volume "+pvc.Spec.VolumeName+", not in the snapshot")
@@ -532,7 +590,7 @@ type byLabel struct {
 // candidates are the pods of namespace that ls may select: those with the
 // rarest of its matchLabels, or every pod of the namespace.
 func (p *placer) candidates(namespace string, ls *metav1.LabelSelector) []*view.Pod {
-	all := p.x.podsByNS[namespace]
+	all := p.podsByNS[namespace]
 	if ls == nil || len(ls.MatchLabels) == 0 {
 		return all
 	}
@@ -987,11 +1045,24 @@ func (p *placer) spreadMin(sw *spreadWant, s *placement) int {
 
 // leaving is a pod a drain evicts, as placement takes it: of node node, its
 // replacement placed when placed (as item.placed), else it only leaves.
+// volumes are those of its volumes that may tie it to some nodes
+// (index.volumeTopology, of the analysed snapshot), when placed.
 type leaving struct {
-	pod    *view.Pod
-	top    *owner
-	node   int
-	placed bool
+	pod     *view.Pod
+	top     *owner
+	node    int
+	placed  bool
+	volumes []string
+}
+
+// leavingOf is pod, with owner top, as placement takes it (its node yet to
+// be set): its replacement placed when placed.
+func (x *index) leavingOf(pod *view.Pod, top *owner, placed bool) leaving {
+	l := leaving{pod: pod, top: top, placed: placed}
+	if placed {
+		l.volumes = x.volumeTopology(pod)
+	}
+	return l
 }
 
 // placeWords are the words of placement's causes: a node's drain (the
@@ -1046,7 +1117,7 @@ func (p *placer) placeRun(pl *placement, n int, at func(int) leaving, words *pla
 			continue
 		}
 		w := &pl.want
-		p.wantOf(l.pod, w)
+		p.wantOf(&l, w)
 		addResources(&demand, w.req)
 		v := p.find(w, pl)
 		switch v.fit {
@@ -1073,7 +1144,7 @@ func (p *placer) placeRun(pl *placement, n int, at func(int) leaving, words *pla
 		eligible := make([]bool, len(p.nodes))
 		for _, l := range firstFit {
 			w := &pl.want
-			p.wantOf(l.pod, w)
+			p.wantOf(&l, w)
 			for i, node := range p.nodes {
 				eligible[i] = eligible[i] || (w.selects(node) && w.tolerated(node))
 			}

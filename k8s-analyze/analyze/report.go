@@ -288,14 +288,16 @@ type CapacityReport struct {
 	// StatefulSet's, owner verified), one replacement each.
 	Pods int `json:"pods"`
 	// Schedulable are the nodes outside the set that are not cordoned:
-	// where the replacements may go (0 on a node-scoped snapshot).
+	// where the replacements may go (0 on a node-scoped snapshot, unless
+	// judged on a Placement).
 	Schedulable int `json:"schedulable"`
 	// Demand are the requests of the pods to move (Pods: one each).
 	Demand Resources `json:"demand"`
 	// Free is what the Schedulable nodes have free in all: on each,
 	// allocatable less the requests of its pods that are not terminal, at
 	// least 0. Absent when it cannot be told: one of them has no
-	// status.allocatable, or the snapshot is node-scoped.
+	// status.allocatable, or the snapshot is node-scoped (and not judged
+	// on a Placement).
 	Free *Resources `json:"free,omitempty"`
 	// Causes say why the verdict is never, and what could not be judged;
 	// never causes first, at most MaxCapacityCauses of them.
