@@ -28,6 +28,7 @@ func app() *cli.App {
 			"kubectl maint uncordon NODE [--keep] [--timeout D] [-o json|yaml]",
 			"kubectl maint status [NODE|PLAN] [-w|--exit-code] [-o json|yaml]",
 			"kubectl maint preflight NODE [--workloads ...|--all-workloads] [--accept RISK]... [--surge] [-o table|json|yaml]",
+			"kubectl maint retry CAMPAIGN NODE... [-o json|yaml]",
 		},
 		Doc: doc,
 		Examples: []command.Example{
@@ -38,10 +39,11 @@ func app() *cli.App {
 			{Comment: "Start the drain and return; follow it later", Command: "kubectl maint drain node-1 --all-workloads --no-wait && kubectl maint status -w node-1"},
 			{Comment: "The work is done: uncordon node-1 and delete its plan", Command: "kubectl maint uncordon node-1"},
 			{Comment: "Every plan on one screen, then one in detail", Command: "kubectl maint status && kubectl maint status node-1"},
+			{Comment: "Drain node-17 of campaign pool-b-kernel again, its plan having been deleted before it ended", Command: "kubectl maint retry pool-b-kernel node-17"},
 		},
 		ExitCodes: []command.ExitCode{
-			{Code: exitcode.OK, Meaning: "drained (drain, status -w), completed (uncordon), low risk (preflight), shown (status, whatever the plan's phase)"},
-			{Code: exitcode.Error, Meaning: "bad flags or arguments, an unknown node, no cluster, the CRD missing: nothing written, nothing on stdout"},
+			{Code: exitcode.OK, Meaning: "drained (drain, status -w), completed (uncordon), low risk (preflight), shown (status, whatever the plan's phase), listed (retry)"},
+			{Code: exitcode.Error, Meaning: "bad flags or arguments, an unknown node, no cluster, the CRD missing, a node retry refuses: nothing written, nothing on stdout"},
 			{Code: exitcode.NotNow, Meaning: "still waiting when --timeout ended or at Ctrl-C (the plan goes on); on its way (status --exit-code); medium risk (preflight)"},
 			{Code: exitcode.Blocked, Meaning: "the plan is Blocked or Failed, the reason on stderr (status --exit-code: on stdout); high risk or a plan that would block (preflight)"},
 		},
@@ -49,7 +51,7 @@ func app() *cli.App {
 			{Path: "docs/maintd.md", What: "maintd in a cluster: install, privileges, metrics, alerts, events"},
 			{Path: "maintd/cmd/kubectl-maint/kubectl_complete-maint", What: "kubectl's plugin completion (kubectl maint <TAB>), installed next to kubectl-maint by make build"},
 		},
-		Commands: []*cli.Command{drainCommand(), uncordonCommand(), statusCommand(), preflightCommand(), completeCommand()},
+		Commands: []*cli.Command{drainCommand(), uncordonCommand(), statusCommand(), preflightCommand(), retryCommand(), completeCommand()},
 	}.App()
 }
 

@@ -19,15 +19,16 @@ import (
 )
 
 // clients are the typed clients of the groups kubectl-maint uses, sharing
-// one connection pool: the built-in kinds in protobuf, the plans (a custom
-// resource) in JSON.
+// one connection pool: the built-in kinds in protobuf, the plans and
+// campaigns (custom resources) in JSON.
 type clients struct {
-	cfg    *rest.Config
-	plans  maintenancev1alpha1.MaintenancePlanInterface
-	core   corev1client.CoreV1Interface
-	policy policyv1client.PolicyV1Interface
-	events eventsv1client.EventsV1Interface
-	auth   authenticationv1client.AuthenticationV1Interface
+	cfg       *rest.Config
+	plans     maintenancev1alpha1.MaintenancePlanInterface
+	campaigns maintenancev1alpha1.MaintenanceCampaignInterface
+	core      corev1client.CoreV1Interface
+	policy    policyv1client.PolicyV1Interface
+	events    eventsv1client.EventsV1Interface
+	auth      authenticationv1client.AuthenticationV1Interface
 }
 
 func newClients(c *cli.Context) (*clients, error) {
@@ -50,7 +51,7 @@ func newClients(c *cli.Context) (*clients, error) {
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	cl.plans = mc.MaintenancePlans()
+	cl.plans, cl.campaigns = mc.MaintenancePlans(), mc.MaintenanceCampaigns()
 	return cl, nil
 }
 

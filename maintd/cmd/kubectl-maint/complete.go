@@ -11,12 +11,18 @@ import (
 	"github.com/urfave/cli/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sentinel-go/sentinel/maintd/campaign"
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/plan"
+	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/retry"
 )
+
+// names lists the names a verb's next argument takes, from the cluster,
+// given its arguments before it.
+type names func(ctx context.Context, cl *clients, args []string) []string
 
 // complete is a verb's shell completion (urfave/cli's, for bash and zsh):
 // its flags after a "-", else the names names lists from the cluster.
-func complete(names func(context.Context, *clients) []string) cli.BashCompleteFunc {
+func complete(names names) cli.BashCompleteFunc {
 	return func(c *cli.Context) {
 		// urfave/cli does not pass the partial word: it is the argument
 		// before its completion flag.
@@ -24,25 +30,26 @@ func complete(names func(context.Context, *clients) []string) cli.BashCompleteFu
 			cli.DefaultCompleteWithFlags(c.Command)(c)
 			return
 		}
-		for _, n := range clusterNames(c, names) {
+		for _, n := range clusterNames(c, names, c.Args().Slice()) {
 			fmt.Fprintln(c.App.Writer, n)
 		}
 	}
 }
 
-// clusterNames asks the cluster for names, giving up (none) after 2 s.
-func clusterNames(c *cli.Context, names func(context.Context, *clients) []string) []string {
+// clusterNames asks the cluster for names after args, giving up (none)
+// after 2 s.
+func clusterNames(c *cli.Context, names names, args []string) []string {
 	cl, err := newClients(c)
 	if err != nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(c.Context, 2*time.Second)
 	defer cancel()
-	return names(ctx, cl)
+	return names(ctx, cl, args)
 }
 
 // nodeNames are the cluster's nodes.
-func nodeNames(ctx context.Context, cl *clients) []string {
+func nodeNames(ctx context.Context, cl *clients, _ []string) []string {
 	list, err := cl.core.Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil
@@ -55,7 +62,7 @@ func nodeNames(ctx context.Context, cl *clients) []string {
 }
 
 // planNodes are the nodes that have a plan to release.
-func planNodes(ctx context.Context, cl *clients) []string {
+func planNodes(ctx context.Context, cl *clients, _ []string) []string {
 	list, err := cl.plans.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil
@@ -71,7 +78,7 @@ func planNodes(ctx context.Context, cl *clients) []string {
 }
 
 // planNodesAndNames are the plans' names and their nodes.
-func planNodesAndNames(ctx context.Context, cl *clients) []string {
+func planNodesAndNames(ctx context.Context, cl *clients, _ []string) []string {
 	list, err := cl.plans.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil
@@ -159,12 +166,70 @@ func candidates(c *cli.Context, words []string, cur string) []string {
 		}
 	}
 	if names := nameSources[cmd.Name]; names != nil {
-		return clusterNames(c, names)
+		return clusterNames(c, names, positional(cmd, words[1:]))
 	}
 	return nil
 }
 
+// positional are the verb's arguments among words: not its flags, nor the
+// values of those that take one.
+func positional(cmd *cli.Command, words []string) []string {
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if !strings.HasPrefix(w, "-") {
+			out = append(out, w)
+			continue
+		}
+		if strings.Contains(w, "=") {
+			continue
+		}
+		for _, f := range cmd.Flags {
+			if v, ok := f.(cli.DocGenerationFlag); ok && v.TakesValue() && slices.Contains(f.Names(), strings.TrimLeft(w, "-")) {
+				i++ // its value
+				break
+			}
+		}
+	}
+	return out
+}
+
+// retryNames are the campaigns that may still make plans, then, after a
+// campaign, its nodes that may be retried (retry.Node) and are not typed
+// yet.
+func retryNames(ctx context.Context, cl *clients, args []string) []string {
+	if len(args) == 0 {
+		list, err := cl.campaigns.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for _, mc := range list.Items {
+			if !campaign.Final(&mc.Status) {
+				out = append(out, mc.Name)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	mc, err := cl.campaigns.Get(ctx, args[0], metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	plans, err := cl.plans.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, n := range mc.Status.Nodes {
+		if _, err := retry.Node(mc, plans.Items, n); err == nil && !slices.Contains(args[1:], n) && !slices.Contains(mc.Spec.Retry, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // nameSources are the names each verb's argument takes.
-var nameSources = map[string]func(context.Context, *clients) []string{
-	"drain": nodeNames, "preflight": nodeNames, "uncordon": planNodes, "status": planNodesAndNames,
+var nameSources = map[string]names{
+	"drain": nodeNames, "preflight": nodeNames, "uncordon": planNodes, "status": planNodesAndNames, "retry": retryNames,
 }

@@ -6,7 +6,8 @@
 // build puts it, and kubectl_complete-maint (kubectl's plugin completion,
 // so that "kubectl maint <TAB>" completes verbs, flags, node and plan
 // names), in bin/. maintd must run in the cluster (or beside it) to do the
-// work: kubectl-maint only creates, follows, releases and shows plans.
+// work: kubectl-maint only creates, follows, releases and shows plans, and
+// lists a campaign's nodes to retry.
 //
 // Verbs:
 //
@@ -15,6 +16,7 @@
 //	           Failed plan, which maintd never releases, lifting its cordon
 //	status     every plan on one screen, or one in detail; -w follows it
 //	preflight  what a plan for NODE would do, judged now, writing nothing
+//	retry      drain nodes of a campaign again: list them in its spec.retry
 //
 // "kubectl maint VERB --help" shows each verb's options. Flags may follow
 // the verb's arguments. Progress goes to stderr: the steps of the plan's

@@ -22,8 +22,14 @@ import (
 	"github.com/sentinel-go/sentinel/plumbing/scripttest"
 )
 
+// unrunLabel marks the plans and campaigns this test binary's maintd
+// leaves alone (its --selector excludes them): a test sets their status
+// itself, as maintd would have written it.
+const unrunLabel = "kubectl-maint.test/unrun"
+
 // cp is the one real control plane of this test binary; maintd (built
-// from ../.. and started once) reconciles every plan on it.
+// from ../.. and started once) reconciles every plan on it but those
+// labelled unrunLabel.
 var (
 	cp        *controlplane.ControlPlane
 	maintdLog lockedBuffer
@@ -70,7 +76,7 @@ func withMaintd(m *testing.M) int {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fail("build maintd: %v\n%s", err, out)
 	}
-	md := exec.Command(bin, "--kubeconfig", cp.Kubeconfig(controlplane.Admin), "--max-nodes-in-maintenance", "20")
+	md := exec.Command(bin, "--kubeconfig", cp.Kubeconfig(controlplane.Admin), "--max-nodes-in-maintenance", "20", "--selector", "!"+unrunLabel)
 	md.Stdout, md.Stderr = &maintdLog, &maintdLog
 	if err := md.Start(); err != nil {
 		return fail("start maintd: %v", err)

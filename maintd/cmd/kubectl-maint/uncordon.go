@@ -39,7 +39,8 @@ the node no longer carries its cordon, and exits 0; stdout gets
 "maintenanceplan/NAME deleted", or with -o the plan as it was before it
 went (keep that as its record). --keep cannot keep it: refused, exit 1,
 nothing written. A campaign's node whose plan is deleted so is drained
-again only when listed in the campaign's spec.retry.
+again only when listed in the campaign's spec.retry: "kubectl maint retry
+CAMPAIGN NODE".
 
 Exit code: 0 Completed (and deleted), or a final plan deleted and its
 cordon lifted; 3 Blocked or Failed while it was followed; 2 still waiting
@@ -154,7 +155,7 @@ func deleteFinal(c *cli.Context, cl *clients, p *api.MaintenancePlan, format doc
 	}
 	fmt.Fprintf(stderr, "maintenanceplan/%s deleted; node %s uncordoned\n", p.Name, p.Spec.NodeName)
 	if campaign := p.Labels[api.CampaignLabel]; campaign != "" {
-		fmt.Fprintf(stderr, "node %s of campaign %s is drained again only when listed in its spec.retry\n", p.Spec.NodeName, campaign)
+		fmt.Fprintf(stderr, "node %s of campaign %s is drained again only when listed in its spec.retry: kubectl maint retry %s %s\n", p.Spec.NodeName, campaign, campaign, p.Spec.NodeName)
 	}
 	if format != "" {
 		return writePlan(c.App.Writer, format, p)
