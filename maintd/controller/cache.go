@@ -69,16 +69,28 @@ func informer[L runtime.Object](c *Controller, lw listWatcher[L], obj runtime.Ob
 	return i
 }
 
-// pauseFacts is the pause switch as the cache shows it, nil when it is off.
+// pauseFacts is the pause switch as the cache shows it (or as CatchUp read
+// it, until its first event reaches the cache), nil when it is off.
 func (c *Controller) pauseFacts() *drain.Pause {
 	if c.pause == nil {
 		return nil
 	}
 	o, ok, err := c.pause.GetByKey(c.cfg.Pause.String())
-	if err != nil || !ok {
+	if err != nil {
 		return nil
 	}
-	cm := o.(*corev1.ConfigMap)
+	var cm *corev1.ConfigMap
+	if ok {
+		cm = o.(*corev1.ConfigMap)
+	}
+	c.caughtMu.Lock()
+	if c.caughtPause != nil {
+		cm = c.caughtPause
+	}
+	c.caughtMu.Unlock()
+	if cm == nil {
+		return nil
+	}
 	return &drain.Pause{Object: c.cfg.Pause.String(), Since: cm.CreationTimestamp.Time, Reason: cm.Data["reason"]}
 }
 

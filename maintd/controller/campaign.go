@@ -462,13 +462,19 @@ func (c *Controller) nodesSnapshot(names []string, now time.Time) (*snapshot.Sna
 	return c.snapshotOf(nodes, pods, pdbs, now)
 }
 
-// campaignOf is the cached campaign that owns plan p, nil for none.
+// campaignOf is the cached campaign that owns plan p (or as CatchUp read
+// it, until its first event reaches the cache), nil for none.
 func (c *Controller) campaignOf(p *api.MaintenancePlan) *api.MaintenanceCampaign {
 	name := p.Labels[api.CampaignLabel]
 	if c.campaignInformer == nil || name == "" {
 		return nil
 	}
 	m, err := c.campaigns.Get(name)
+	c.caughtMu.Lock()
+	if caught, ok := c.caughtCampaigns[name]; ok {
+		m, err = caught, nil
+	}
+	c.caughtMu.Unlock()
 	if err != nil || !ownedBy(p, m.UID) {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -173,6 +174,15 @@ type Controller struct {
 	slot sync.Mutex
 	// inflight are the statuses decided and not yet written, by plan name.
 	inflight map[string]*api.MaintenancePlan
+	// caughtPause and caughtCampaigns are what CatchUp read live that the
+	// caches did not show yet: the pause switch (nil: none) and campaigns
+	// by name. Each stands for its object until an event of it reaches
+	// the cache: a new leader whose warm caches lag does not act on an
+	// older switch or breaker than its predecessor saw. caughtMu guards
+	// them (they are read under mu).
+	caughtMu        sync.Mutex
+	caughtPause     *corev1.ConfigMap
+	caughtCampaigns map[string]*api.MaintenanceCampaign
 	// unwritten are the plans whose evictions were all accepted, recorded
 	// here and not yet written, by name; each is the plan as written
 	// (its resourceVersion) with the record as its status. The plan's next
@@ -223,7 +233,7 @@ func New(cfg Config) *Controller {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, unwritten: map[string]*api.MaintenancePlan{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}, analyses: map[string]analysisMemo{},
+	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, unwritten: map[string]*api.MaintenancePlan{}, caughtCampaigns: map[string]*api.MaintenanceCampaign{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}, analyses: map[string]analysisMemo{},
 		planWaits: waits.NewIndex(), campaignWaits: waits.NewIndex()}
 	queue := func(q workqueue.TypedRateLimitingInterface[string], name string) workqueue.TypedRateLimitingInterface[string] {
 		if q != nil {

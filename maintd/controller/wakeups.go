@@ -30,9 +30,19 @@ func (c *Controller) wake(w waits.Wait) {
 	c.campaignWaits.Waiting(w, c.campaignQueue.Add)
 }
 
-// paused handles an event of the pause switch: its waiters decide again,
-// and the gauge follows.
-func (c *Controller) paused() {
+// paused handles an event of the pause switch: once it is of the switch
+// CatchUp read (by UID), the cache shows what was read; its waiters decide
+// again, and the gauge follows. An event of an older switch (deleted before
+// the one read was made) leaves the one read in force: a cache that lags
+// never lifts a pause its leader read live.
+func (c *Controller) paused(old, obj any) {
+	if m, err := meta(old, obj); err == nil {
+		c.caughtMu.Lock()
+		if c.caughtPause != nil && c.caughtPause.UID == m.GetUID() {
+			c.caughtPause = nil
+		}
+		c.caughtMu.Unlock()
+	}
 	if m := c.cfg.Metrics; m != nil {
 		v := 0.0
 		if c.pauseFacts() != nil {
@@ -152,6 +162,11 @@ func (c *Controller) handleEvents(s sources) {
 	}
 	if c.campaignInformer != nil {
 		on(c.campaignInformer, func(old, obj any) {
+			if m, err := meta(old, obj); err == nil {
+				c.caughtMu.Lock()
+				delete(c.caughtCampaigns, m.GetName()) // the cache shows it now
+				c.caughtMu.Unlock()
+			}
 			if obj != nil {
 				c.campaignChanged(old, obj)
 			}
@@ -194,7 +209,7 @@ func (c *Controller) handleEvents(s sources) {
 		})
 	}
 	if s.pause != nil {
-		on(s.pause, func(any, any) { c.paused() })
+		on(s.pause, c.paused)
 	}
 }
 

@@ -5,22 +5,29 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 )
 
-// CatchUp reads the plans live before the first decision: a standby's warm
-// caches may not show yet what the last leader wrote. A plan whose cached
-// version is older is decided on the live one until the cache shows it
-// (as after this controller's own writes: newest, behind). It retries until
-// ctx ends.
+// CatchUp reads the plans, the campaigns and the pause switch live before
+// the first decision: a standby's warm caches may not show yet what the
+// last leader (or a person) wrote. A plan whose cached version is older is
+// decided on the live one until the cache shows it (as after this
+// controller's own writes: newest, behind); a campaign or a pause switch
+// the cache does not show as read stands for it until its next event
+// (catchUpOthers). It retries until ctx ends.
 func (c *Controller) CatchUp(ctx context.Context) error {
 	for {
 		lctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		list, err := c.cfg.Plans.List(lctx, metav1.ListOptions{})
 		cancel()
+		if err == nil {
+			err = c.catchUpOthers(ctx)
+		}
 		if err == nil {
 			alive := map[string]bool{}
 			for i := range list.Items {
@@ -52,6 +59,45 @@ func (c *Controller) CatchUp(ctx context.Context) error {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// catchUpOthers reads the campaigns and the pause switch live, and keeps
+// those the caches do not show as read (caughtCampaigns, caughtPause).
+func (c *Controller) catchUpOthers(ctx context.Context) error {
+	var pause *corev1.ConfigMap
+	if c.pause != nil {
+		tctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		live, err := c.cfg.Clients.Core.ConfigMaps(c.cfg.Pause.Namespace).Get(tctx, c.cfg.Pause.Name, metav1.GetOptions{})
+		cancel()
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return fmt.Errorf("read the pause switch: %w", err)
+		default:
+			if o, ok, _ := c.pause.GetByKey(c.cfg.Pause.String()); !ok || o.(*corev1.ConfigMap).ResourceVersion != live.ResourceVersion {
+				pause = live
+			}
+		}
+	}
+	camps := map[string]*api.MaintenanceCampaign{}
+	if c.campaignInformer != nil {
+		tctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		list, err := c.cfg.Campaigns.List(tctx, metav1.ListOptions{})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("read the campaigns: %w", err)
+		}
+		for i := range list.Items {
+			live := &list.Items[i]
+			if cached, err := c.campaigns.Get(live.Name); err != nil || cached.ResourceVersion != live.ResourceVersion {
+				camps[live.Name] = live
+			}
+		}
+	}
+	c.caughtMu.Lock()
+	c.caughtPause, c.caughtCampaigns = pause, camps
+	c.caughtMu.Unlock()
+	return nil
 }
 
 // persist writes the status; a conflict is an error, and the plan is read

@@ -275,12 +275,31 @@ func (w *World) togglePause() {
 	}
 	_, err := w.s.create(cmsR, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: pauseSwitch.Namespace, Name: pauseSwitch.Name},
 		Data: map[string]string{"reason": "incident"}})
+	if err == nil {
+		w.switches++
+	}
 	w.logf("person: pause maintenance (create the pause switch) -> %s", errText(err))
 }
 
-// pausedFor reports whether in's caches show the pause switch; w.mu is
-// held.
+// switchOn is the pause switch the server holds (w.switches), 0 for none;
+// w.mu is held.
+func (w *World) switchOn() int {
+	if _, err := w.s.get(cmsR, pauseSwitch.Namespace, pauseSwitch.Name); err != nil {
+		return 0
+	}
+	return w.switches
+}
+
+// pausedSinceCatchUp reports whether the server has held the same pause
+// switch since in caught up (read it live), as people's records say: in
+// knew of it whatever its caches show; w.mu is held.
+func (w *World) pausedSinceCatchUp(in *instance) bool {
+	return in.pausedAtCatchUp != 0 && in.pausedAtCatchUp == w.switchOn()
+}
+
+// pausedFor reports whether in's caches show the pause switch, or the
+// server has held it since in caught up; w.mu is held.
 func (w *World) pausedFor(in *instance) bool {
 	_, ok := in.mirror[cmsR][pauseSwitch.String()]
-	return ok
+	return ok || w.pausedSinceCatchUp(in)
 }

@@ -52,6 +52,9 @@ type instance struct {
 	dead bool
 	// caughtUp: it has read the plans live, as a new leader does.
 	caughtUp bool
+	// pausedAtCatchUp is the pause switch (World.switches) the server held when
+	// it caught up (World.switches), 0 for none.
+	pausedAtCatchUp int
 	// pending are the changes not yet sent on its watches, per resource,
 	// in order; mirror is what its caches were sent.
 	pending  map[schema.GroupVersionResource][]watch.Event

@@ -41,7 +41,7 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 		return
 	}
 	if w.pausedFor(in) {
-		w.violate("%s evicted %s/%s while its caches showed maintenance paused", in.name, ev.Namespace, ev.Name)
+		w.violate("%s evicted %s/%s while maintenance was paused (its caches showed the switch, or the server has held the switch it read when it took over)", in.name, ev.Namespace, ev.Name)
 	}
 	if now := w.clock.Now(); now.Before(w.throttled) {
 		w.violate("%s evicted %s/%s %s before the Retry-After of a throttling 429 ended", in.name, ev.Namespace, ev.Name, w.throttled.Sub(now))
@@ -161,7 +161,7 @@ func (w *World) madePlan(in *instance, p *api.MaintenancePlan) {
 		camps[keyOf(o)] = o
 	}
 	if w.pausedFor(in) || breakerOpen(campaignOf(p, camps)) {
-		w.violate("%s made plan %s while its caches showed maintenance paused, or its campaign's breaker open", in.name, p.Name)
+		w.violate("%s made plan %s while maintenance was paused (its caches, or the switch it read when it took over), or its campaign's breaker open", in.name, p.Name)
 	}
 	wave := campaign.WaveOf(p)
 	for _, o := range w.s.list(plansR, "", nil) {
@@ -227,7 +227,7 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 		if b, ok := before.(*corev1.Node); ok && w.pausedFor(in) {
 			n := out.(*corev1.Node)
 			if owner := n.Annotations[cordon.OwnerAnnotation]; owner != "" && owner != b.Annotations[cordon.OwnerAnnotation] {
-				w.violate("%s cordoned %s for %s while its caches showed maintenance paused", in.name, n.Name, owner)
+				w.violate("%s cordoned %s for %s while maintenance was paused (its caches showed the switch, or the server has held the switch it read when it took over)", in.name, n.Name, owner)
 			}
 		}
 		return
@@ -357,7 +357,7 @@ func (w *World) scaled(in *instance, before, out runtime.Object) {
 	switch {
 	case was == "" && is != "":
 		if w.pausedFor(in) {
-			w.violate("%s surged %s while its caches showed maintenance paused", in.name, name)
+			w.violate("%s surged %s while maintenance was paused (its caches showed the switch, or the server has held the switch it read when it took over)", in.name, name)
 		}
 		if ro != rb+1 {
 			w.violate("%s surged %s from %d to %d replicas, not one more", in.name, name, rb, ro)

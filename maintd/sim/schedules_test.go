@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -423,6 +424,40 @@ var schedules = map[string]struct {
 			w.retry()
 			w.mu.Unlock()
 			step(func(w *World) bool { return strings.Contains(w.Trace(), "Completed on fleet:") })
+		},
+	},
+	"20 a new leader honours the pause switch its caches do not show yet": {
+		// A plan drains node-1, two pods under a budget that allows one at
+		// a time. After the first eviction a person sets the pause switch;
+		// a standby starts, and the switch's event is held back from it.
+		// The leader is killed: the standby leads, its caches still
+		// without the switch. It read the switch live when it took over:
+		// it must not evict (it once trusted its caches for the switch and
+		// its campaigns, and read only the plans live).
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 4, PDB: "max1"}}},
+		maxNodes: 1,
+		path:     []string{"evict shop/app1-5d8f-0 -> 201", "person: pause maintenance", "stop maintd-1", "maintd-2: event Normal CoolingDown on plan-1: maintenance is paused"},
+		run: func(w *World) {
+			w.createPlan("plan-1", planSpec("node-1"))
+			for i := 0; i < 20 && !strings.Contains(w.Trace(), "evict shop/app1-5d8f-0 -> 201"); i++ {
+				w.rounds(1, time.Second, plansR, nodesR, podsR)
+			}
+			standby := w.start(labels.Everything(), "")
+			w.mu.Lock()
+			w.togglePause()
+			w.mu.Unlock()
+			w.stop(w.leader(), "stop")
+			// Everything but the switch reaches the new leader.
+			others := slices.DeleteFunc(slices.Clone(resources), func(r schema.GroupVersionResource) bool { return r == cmsR })
+			for range 30 {
+				w.mu.Lock()
+				w.cluster()
+				w.mu.Unlock()
+				w.rounds(1, time.Second, others...)
+			}
+			if w.leader() != standby {
+				w.failf("the standby does not lead")
+			}
 		},
 	},
 	"15 a wave's last cordon wakes the plans that wait for it": {

@@ -31,6 +31,9 @@ func (w *World) process() bool {
 			w.failf("%s: catch up: %v", in.name, err)
 		}
 		in.caughtUp = true
+		w.mu.Lock()
+		in.pausedAtCatchUp = w.switchOn()
+		w.mu.Unlock()
 	}
 	in.queue.flush()
 	in.campaigns.flush()

@@ -115,6 +115,9 @@ type World struct {
 	// nodes a person listed in the campaign's spec.retry, by the same key.
 	drains  map[string][]types.UID
 	retried map[string]bool
+	// switches counts the pause switches people created: each creation
+	// is a new switch.
+	switches int
 }
 
 type silence struct {
