@@ -46,7 +46,9 @@ has started its drain (cordoned) stays and maintd goes on with it: "kubectl
 maint status -w PLAN" watches it again. A plan that has not started
 (Blocked before its cordon, waiting for a slot) is deleted when drain ends,
 so that it does not cordon and drain the node later, when its cause
-clears, at a moment nobody chose; stderr says so. --keep leaves it: maintd
+clears, at a moment nobody chose; stderr says so. The delete is guarded by
+the plan's UID and the resourceVersion read, so a plan that started
+meanwhile is read again and stays. --keep leaves it: maintd
 then starts it if its cause clears before its start-by (spec.startWithin
 after its creation, 1h; past it the plan expires, the node untouched).
 

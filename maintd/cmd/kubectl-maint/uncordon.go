@@ -26,7 +26,8 @@ func uncordonCommand() *cli.Command {
 		Description: `Uncordon sets spec.release on the plan of NODE that is not Completed (one
 guarded write: a merge patch carrying the resourceVersion read; a conflict
 reads the plan again), follows it to Completed, printing its steps on
-stderr, then deletes it and waits until it is gone; --keep keeps it.
+stderr, then deletes it (the delete guarded by its UID) and waits until it
+is gone; --keep keeps it.
 maintd lifts only its own cordon: a node cordoned by someone else stays as
 it is. A plan released before it cordoned the node completes at once.
 
