@@ -146,8 +146,8 @@ func TestRetry(t *testing.T) {
 	// A node listed already: said so, nothing written, exit 0.
 	rv := got.ResourceVersion
 	code, stdout, stderr = run(ctx, "retry", ns, node("gone"))
-	if code != 0 || !strings.Contains(stderr, "node "+node("gone")+" is listed in spec.retry already") {
-		t.Errorf("retry of a listed node: exit %d, stderr %q", code, stderr)
+	if want := "maintenancecampaign/" + ns + " retry " + node("gone") + "\n"; code != 0 || stdout != want || !strings.Contains(stderr, "node "+node("gone")+" is listed in spec.retry already") {
+		t.Errorf("retry of a listed node: exit %d, stdout %q, stderr %q; want exit 0, stdout %q", code, stdout, stderr, want)
 	}
 	if got, err := campaigns.Get(ctx, ns, metav1.GetOptions{}); err != nil || got.ResourceVersion != rv {
 		t.Errorf("retry of a listed node wrote the campaign: %v", err)
