@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
-	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/campaign"
@@ -415,13 +414,11 @@ func (c *Controller) capacity(m *api.MaintenanceCampaign, names []string, now ti
 	if err != nil {
 		return campaign.Capacity{}, err
 	}
-	v := view.Of(s)
-	release, err := c.widen(v)
+	pl, err := c.placement(true)
 	if err != nil {
 		return campaign.Capacity{}, err
 	}
-	defer release()
-	r, err := analyze.Capacity(v, names, analyze.Options{Now: now, Surge: m.Spec.Surge == api.SurgeIfNeeded})
+	r, err := pl.Capacity(c.viewOf(s), names, analyze.Options{Now: now, Surge: m.Spec.Surge == api.SurgeIfNeeded})
 	if err != nil {
 		return campaign.Capacity{}, fmt.Errorf("capacity of the wave: %w", err)
 	}

@@ -207,9 +207,12 @@ type Controller struct {
 	forecasts map[string]forecastMemo
 	// analyses are the plans' last analyses, by plan name.
 	analyses map[string]analysisMemo
-	// viewPods pools the forecasts' views of the cached pods
-	// (*[]view.Pod), reused from one forecast to the next.
-	viewPods sync.Pool
+	// placements is the placement model the forecasts and capacity checks
+	// share; placeEpoch counts the changes of what it reads: the nodes'
+	// cordons, taints, labels and allocatable, and the pods' nodes,
+	// phases, deletion and labels.
+	placements sharedPlacement
+	placeEpoch atomic.Int64
 	// nodeEpoch and podEpoch count the changes of where pods can go: of
 	// the nodes' cordons, taints, labels and allocatable, and of the pods'
 	// nodes and phases.

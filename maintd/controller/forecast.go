@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,12 +28,6 @@ import (
 // recovered budget and the evictions it allows went in one write (0.5 s
 // before).
 const Reaction = 300 * time.Millisecond
-
-// clear0 empties pods, keeping its room and dropping what it pointed to.
-func clear0(pods []view.Pod) []view.Pod {
-	clear(pods)
-	return pods[:0]
-}
 
 // forecastMemo is a plan's last drain forecast and the facts it was made
 // from: it is made again only when they change.
@@ -97,15 +92,13 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 		return memo.forecast, memo.at, nil
 	}
 	c.observing("forecast plan " + p.Name)
-	v := view.Of(scoped)
-	release, err := c.widen(v)
+	pl, err := c.placement(!draining)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	defer release()
 	spec := drain.Defaulted(p.Spec)
-	r, err := analyze.Analyze(v, analyze.Options{Nodes: []string{node.Name}, Now: now, Surge: p.Spec.Surge == api.SurgeIfNeeded,
-		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions, Reaction: Reaction}})
+	r, err := analyze.Analyze(c.viewOf(scoped), analyze.Options{Nodes: []string{node.Name}, Now: now, Surge: p.Spec.Surge == api.SurgeIfNeeded,
+		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions, Reaction: Reaction, Placement: pl}})
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("forecast the drain of node %s: %w", node.Name, err)
 	}
@@ -116,34 +109,92 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 	return f, now, nil
 }
 
-// widen makes the scoped view v one of the whole cluster where its pods'
-// replacements may go: every cached node, and every cached pod in a buffer
-// taken from a pool (forecasts and capacity checks run side by side, none
-// under c.slot), so that a forecast allocates what the analysis needs, not
-// a copy of the cluster. release gives the buffer back once v is no longer
-// read.
-func (c *Controller) widen(v *view.Snapshot) (release func(), err error) {
+// sharedPlacement is the placement model of the cluster as the caches show it
+// (analyze.Placement: every node and the pods on each), shared by the
+// forecasts and capacity checks of every plan and campaign: made once per
+// change of where pods can go (Controller.placeEpoch), when one asks, and
+// one build serves every ask made while it runs.
+type sharedPlacement struct {
+	mu sync.Mutex
+	// model was made from the caches as they were at epoch.
+	model *analyze.Placement
+	epoch int64
+	// building is closed when the build under way (from the caches at
+	// buildEpoch, or later) ends; nil when none is.
+	building   chan struct{}
+	buildEpoch int64
+}
+
+// placement is the placement model of the cluster, made from the caches
+// as they are now or later (fresh), or the last one made (not fresh: the
+// forecast of a drain under way, which, as its memo, follows its own pods
+// rather than the room the others take). Not under c.slot: the build reads
+// every cached node and pod.
+func (c *Controller) placement(fresh bool) (*analyze.Placement, error) {
+	pc := &c.placements
+	want := c.placeEpoch.Load()
+	for {
+		pc.mu.Lock()
+		if pc.model != nil && (pc.epoch >= want || !fresh) {
+			m := pc.model
+			pc.mu.Unlock()
+			return m, nil
+		}
+		if ch := pc.building; ch != nil {
+			// Wait for the build under way: it serves this ask when it
+			// read the caches at want or later; otherwise the next does.
+			pc.mu.Unlock()
+			<-ch
+			continue
+		}
+		ch, epoch := make(chan struct{}), c.placeEpoch.Load()
+		pc.building, pc.buildEpoch = ch, epoch
+		pc.mu.Unlock()
+		m, err := c.buildPlacement()
+		pc.mu.Lock()
+		if err == nil {
+			pc.model, pc.epoch = m, epoch
+		}
+		pc.building = nil
+		close(ch)
+		pc.mu.Unlock()
+		return m, err
+	}
+}
+
+// viewOf is the analysis's view of s, a snapshot made from the caches, with
+// what the forecast reads of each pod to place its replacement
+// (view.Scheduling), which a snapshot's pods do not carry: the cache keeps
+// it apart.
+func (c *Controller) viewOf(s *snapshot.Snapshot) *view.Snapshot {
+	v := view.Of(s)
+	for i := range v.Pods {
+		p := &v.Pods[i]
+		if cached, err := c.pods.get(p.Namespace, p.Name); err == nil && cached.UID == p.UID {
+			p.Scheduling = cached.Scheduling
+		}
+	}
+	return v
+}
+
+// buildPlacement makes the placement model from every cached node and pod.
+func (c *Controller) buildPlacement() (*analyze.Placement, error) {
+	c.observing("placement model")
 	nodes, err := c.nodes.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
-	v.Metadata.Scope = snapshot.Scope{}
-	slices.SortFunc(nodes, byKey[*corev1.Node])
-	v.Nodes = make([]view.Node, len(nodes))
+	v := &view.Snapshot{Nodes: make([]view.Node, len(nodes))}
 	for i, n := range nodes {
 		v.Nodes[i] = view.NodeOf(n)
 	}
 	all := c.pods.idx.List()
-	buf, _ := c.viewPods.Get().(*[]view.Pod)
-	if buf == nil {
-		buf = new([]view.Pod)
-	}
-	v.Pods = slices.Grow((*buf)[:0], len(all))
+	v.Pods = make([]view.Pod, len(all))
 	var scratch corev1.Pod
-	for _, o := range all {
-		v.Pods = append(v.Pods, o.(*cachedPod).view(&scratch))
+	for i, o := range all {
+		v.Pods[i] = o.(*cachedPod).view(&scratch)
 	}
-	return func() { *buf = clear0(v.Pods); c.viewPods.Put(buf) }, nil
+	return analyze.NewPlacement(v), nil
 }
 
 // analysisMemo is a plan's last analysis and the facts it was made from.

@@ -22,25 +22,27 @@ import (
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 )
 
-// BenchmarkForecast is what one forecast of a plan costs maintd: the view of
-// every cached node and pod, and the analysis of the plan's node with its
-// placement. 200 nodes x 30 pods is the scale benchmark's cluster
-// (maintd/bench); 1,000 x 30 a large one. Run:
+// BenchmarkForecast is what one forecast of a plan costs maintd: the
+// analysis of the plan's node on the shared placement model (forecast), and
+// the model made anew from every cached node and pod, once per change of
+// where pods can go, whatever the number of forecasts (model). 200 nodes x
+// 30 pods is the scale benchmark's cluster (maintd/bench); 1,000 x 30 a
+// large one. Run:
 //
 //	go test ./controller -run '^$' -bench Forecast -benchmem
 func BenchmarkForecast(b *testing.B) {
 	for _, nodes := range []int{200, 1000} {
-		b.Run(fmt.Sprintf("%d-nodes-%d-pods", nodes, nodes*30), func(b *testing.B) {
-			c, plan, onNode := benchCluster(b, nodes, 30)
-			node, err := c.nodes.Get(plan.Spec.NodeName)
-			if err != nil {
-				b.Fatal(err)
-			}
-			now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-			s, err := c.snapshot(node, onNode, nil, now)
-			if err != nil {
-				b.Fatal(err)
-			}
+		c, plan, onNode := benchCluster(b, nodes, 30)
+		node, err := c.nodes.Get(plan.Spec.NodeName)
+		if err != nil {
+			b.Fatal(err)
+		}
+		now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		s, err := c.snapshot(node, onNode, nil, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("forecast/%d-nodes-%d-pods", nodes, nodes*30), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				c.forecasts = map[string]forecastMemo{}
@@ -50,13 +52,22 @@ func BenchmarkForecast(b *testing.B) {
 				}
 			}
 		})
+		b.Run(fmt.Sprintf("model/%d-nodes-%d-pods", nodes, nodes*30), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.placeEpoch.Add(1)
+				if _, err := c.placement(true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
 // benchCluster caches nodes nodes with perNode pods each, every 10 pods a
 // Deployment (a ReplicaSet) across 10 nodes under a PDB, each pod
 // requesting CPU and memory; plan drains the first node.
-func benchCluster(b *testing.B, nodes, perNode int) (*Controller, *api.MaintenancePlan, []*cachedPod) {
+func benchCluster(b testing.TB, nodes, perNode int) (*Controller, *api.MaintenancePlan, []*cachedPod) {
 	idx := func(extra cache.Indexers) cache.Indexer {
 		all := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 		for k, f := range extra {
@@ -89,9 +100,10 @@ func benchCluster(b *testing.B, nodes, perNode int) (*Controller, *api.Maintenan
 	for a := range apps {
 		app := fmt.Sprintf("app%05d", a)
 		labels := map[string]string{"app": app}
-		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: app, UID: types.UID("d-" + app)}}
+		sel := &metav1.LabelSelector{MatchLabels: labels}
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: app, UID: types.UID("d-" + app)}, Spec: appsv1.DeploymentSpec{Selector: sel}}
 		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: app + "-1", UID: types.UID("rs-" + app),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dep, appsv1.SchemeGroupVersion.WithKind("Deployment"))}}}
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dep, appsv1.SchemeGroupVersion.WithKind("Deployment"))}}, Spec: appsv1.ReplicaSetSpec{Selector: sel}}
 		must(depIdx.Add(dep))
 		must(rsIdx.Add(rs))
 		must(pdbIdx.Add(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: app, UID: types.UID("pdb-" + app), Generation: 1},

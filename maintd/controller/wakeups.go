@@ -67,6 +67,7 @@ func (c *Controller) nodeChanged(old, obj any) {
 	}
 	if !ok || placesDifferently(o, n) {
 		c.nodeEpoch.Add(1)
+		c.placeEpoch.Add(1)
 		c.wake(waits.Wait{On: waits.Placement})
 	}
 	if !ok || nodeReady(o) != nodeReady(n) {
@@ -91,6 +92,11 @@ func (c *Controller) podChanged(old, obj any) {
 		c.wake(waits.Wait{On: waits.Node, Key: p.NodeName})
 	}
 	o, ok := old.(*cachedPod)
+	// The placement model reads where pods are, whether they finished or
+	// are going, and their labels (spread, anti-affinity).
+	if !ok || o.NodeName != p.NodeName || o.Phase != p.Phase || (o.DeletionTimestamp == nil) != (p.DeletionTimestamp == nil) || !maps.Equal(o.Labels, p.Labels) {
+		c.placeEpoch.Add(1)
+	}
 	// A pod bound, gone or finished frees or takes a node's room.
 	if !ok || o.NodeName != p.NodeName || o.Phase != p.Phase {
 		c.podEpoch.Add(1)
