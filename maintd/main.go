@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -18,8 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	autoscalingv2client "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
 	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
@@ -54,7 +51,7 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "selector", Aliases: []string{"l"}, Usage: "run only the plans and campaigns with these `LABELS` (e.g. team=infra); a campaign's plans carry its labels"},
 		&cli.IntFlag{Name: "max-nodes-in-maintenance", Value: 1, Usage: "how many nodes maintd holds cordoned at once, cluster-wide: plans and campaigns' plans together"},
 		&cli.IntFlag{Name: "workers", Value: 4, Usage: "plans reconciled in parallel"},
-		&cli.StringFlag{Name: "pause-configmap", Value: "maintd-system/maintd-pause", Usage: "the cluster-wide pause switch, `NAMESPACE/NAME`: while this ConfigMap exists no plan cordons, evicts or surges (its data.reason is shown); \"\" turns the switch off"},
+		&cli.StringFlag{Name: "pause-configmap", Value: controller.DefaultPauseSwitch, Usage: "the cluster-wide pause switch, `NAMESPACE/NAME`: while this ConfigMap exists no plan cordons, evicts or surges (its data.reason is shown); \"\" turns the switch off"},
 		&cli.StringFlag{Name: "metrics-address", Usage: "serve /metrics, /healthz and /readyz on `ADDR` (e.g. :8080; default: off)"},
 		&cli.BoolFlag{Name: "profiling", Usage: "also serve Go's profiles (/debug/pprof/) on --metrics-address"},
 		&cli.BoolFlag{Name: "leader-elect", Usage: "reconcile only while holding the leader Lease (run several replicas, one acts)"},
@@ -107,7 +104,7 @@ func run(c *cli.Context) error {
 	case c.Duration("leader-elect-lease-duration") < 2*time.Second:
 		return command.Usage("--leader-elect-lease-duration must be at least 2s, not %s", c.Duration("leader-elect-lease-duration"))
 	}
-	pause, err := pauseSwitch(c.String("pause-configmap"))
+	pause, err := controller.ParsePauseSwitch(c.String("pause-configmap"))
 	if err != nil {
 		return command.Usage("%v", err)
 	}
@@ -246,23 +243,4 @@ func newPoster(cfg *rest.Config) (evict.Poster, error) {
 		return nil, err
 	}
 	return evictrest.New(c), nil
-}
-
-// pauseSwitch parses --pause-configmap: NAMESPACE/NAME, each a valid
-// name; "" is no switch.
-func pauseSwitch(v string) (types.NamespacedName, error) {
-	if v == "" {
-		return types.NamespacedName{}, nil
-	}
-	ns, n, ok := strings.Cut(v, "/")
-	if !ok {
-		return types.NamespacedName{}, fmt.Errorf("invalid --pause-configmap %q: want NAMESPACE/NAME", v)
-	}
-	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-		return types.NamespacedName{}, fmt.Errorf("invalid --pause-configmap %q: namespace: %s", v, strings.Join(errs, "; "))
-	}
-	if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
-		return types.NamespacedName{}, fmt.Errorf("invalid --pause-configmap %q: name: %s", v, strings.Join(errs, "; "))
-	}
-	return types.NamespacedName{Namespace: ns, Name: n}, nil
 }

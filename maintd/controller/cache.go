@@ -158,8 +158,9 @@ func (c *Controller) makeCaches() sources {
 	c.nodeIndex = s.node.GetIndexer()
 	s.pod = informer(c, cl.Core.Pods(""), &corev1.Pod{}, podIndexers())
 	s.pdb = informer(c, cl.Policy.PodDisruptionBudgets(""), &policyv1.PodDisruptionBudget{}, byNamespace)
-	s.rs = informer(c, cl.Apps.ReplicaSets(""), &appsv1.ReplicaSet{}, byNamespace)
-	s.dep = informer(c, cl.Apps.Deployments(""), &appsv1.Deployment{}, byNamespace)
+	surged := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, bySurge: surgePlan}
+	s.rs = informer(c, cl.Apps.ReplicaSets(""), &appsv1.ReplicaSet{}, surged)
+	s.dep = informer(c, cl.Apps.Deployments(""), &appsv1.Deployment{}, surged)
 	s.sts = informer(c, cl.Apps.StatefulSets(""), &appsv1.StatefulSet{}, byNamespace)
 	s.ds = informer(c, cl.Apps.DaemonSets(""), &appsv1.DaemonSet{}, byNamespace)
 	s.job = informer(c, cl.Batch.Jobs(""), &batchv1.Job{}, byNamespace)

@@ -137,6 +137,7 @@ type Controller struct {
 	planWaits, campaignWaits *waits.Index
 
 	informers    []cache.SharedIndexInformer // of the built-in kinds
+	sources      sources
 	planInformer cache.SharedIndexInformer
 	plans        planlisters.MaintenancePlanLister
 	// campaignInformer is nil when Config.Campaigns is.
@@ -251,7 +252,8 @@ func New(cfg Config) *Controller {
 	c.queue = queue(cfg.Queue, "maintenanceplans")
 	c.campaignQueue = queue(cfg.CampaignQueue, "maintenancecampaigns")
 
-	c.handleEvents(c.makeCaches())
+	c.sources = c.makeCaches()
+	c.handleEvents(c.sources)
 	return c
 }
 

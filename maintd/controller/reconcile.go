@@ -31,13 +31,16 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 		delete(c.forecasts, name)
 		delete(c.analyses, name)
 		c.mu.Unlock()
-		return 0, nil
+		return 0, c.releaseOrphans(ctx, name, nil)
 	}
 	if err != nil {
 		return 0, err
 	}
 	if !c.selects(cached) || c.behind(cached) {
 		return 0, nil
+	}
+	if err := c.releaseOrphans(ctx, name, cached); err != nil {
+		return 0, err
 	}
 	p := cached.DeepCopy()
 	if p.DeletionTimestamp != nil {

@@ -272,7 +272,8 @@ func (c *Controller) scaleOne(ctx context.Context, p *api.MaintenancePlan, owner
 			a.Outcome, a.Message = drain.Scaled, name+" already carries this plan's surge"
 			return a, nil
 		case mark != "":
-			return a, fmt.Errorf("%s carries the surge of %s: waiting for it to be restored", name, mark)
+			a.Outcome, a.Message = drain.Busy, fmt.Sprintf("%s carries the surge of %s: this plan's waits until it is restored", name, mark)
+			return a, nil
 		case o.replicas != sg.From:
 			return a, fmt.Errorf("%s has %d replicas, the surge was decided on %d: deciding again", name, o.replicas, sg.From)
 		}

@@ -61,6 +61,9 @@ func (c *Controller) nodeChanged(old, obj any) {
 		return
 	}
 	c.wake(waits.Wait{On: waits.Node, Key: n.Name})
+	if name, _, ok := drain.ParseOwner(n.Annotations[cordon.OwnerAnnotation]); ok && old == nil {
+		c.queue.Add(name) // a cordon its plan may have left behind (releaseOrphans)
+	}
 	o, ok := old.(*corev1.Node)
 	if !ok || o.Annotations[cordon.OwnerAnnotation] != n.Annotations[cordon.OwnerAnnotation] {
 		c.wake(waits.Wait{On: waits.Slot}) // slots.Held reads the annotation
@@ -208,7 +211,17 @@ func (c *Controller) handleEvents(s sources) {
 			if err != nil {
 				return
 			}
-			if o, err := apimeta.Accessor(old); old != nil && obj != nil && err == nil && o.GetGeneration() == m.GetGeneration() {
+			if obj != nil {
+				// An owner carrying a surge: its plan looks whether it is
+				// left behind (releaseOrphans).
+				if name, _, ok := drain.ParseOwner(m.GetAnnotations()[drain.SurgeAnnotation]); ok {
+					c.queue.Add(name)
+				}
+			}
+			// A surge's mark put or taken away is no new generation, and
+			// another plan's surge waits for it.
+			if o, err := apimeta.Accessor(old); old != nil && obj != nil && err == nil && o.GetGeneration() == m.GetGeneration() &&
+				o.GetAnnotations()[drain.SurgeAnnotation] == m.GetAnnotations()[drain.SurgeAnnotation] {
 				return
 			}
 			c.wake(waits.Wait{On: waits.Owners, Key: m.GetNamespace()})

@@ -30,18 +30,29 @@ func (c *Controller) Would(name string) (p *api.MaintenancePlan, dec drain.Decis
 		p = u.DeepCopy() // as the plan's next decision reads it
 	}
 	c.mu.Unlock()
+	_, dec, err = c.Preview(p)
+	return p, dec, err == nil, err
+}
+
+// Preview is the decision plan p would get now, and the facts it is made
+// from, read from the caches as every decision reads them (observe, then
+// the shared facts), without acting or persisting anything. p need not
+// exist: kubectl maint preflight asks it of the plan it would make, on
+// caches filled from a snapshot of the whole cluster.
+func (c *Controller) Preview(p *api.MaintenancePlan) (drain.Facts, drain.Decision, error) {
 	now := c.cfg.Now()
 	f, err := c.observe(p, now)
 	if err != nil {
-		return p, dec, false, err
+		return f, drain.Decision{}, err
 	}
+	var dec drain.Decision
 	c.slot.Lock()
 	held := time.Now()
 	if err = c.shared(p, &f); err == nil {
 		dec = drain.Decide(f, p, now)
 	}
 	c.unlock("plan", held)
-	return p, dec, err == nil, err
+	return f, dec, err
 }
 
 // WouldCampaign is Would for campaign name.

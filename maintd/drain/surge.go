@@ -67,6 +67,10 @@ const (
 	OwnerGone ScaleOutcome = "owner-gone"
 	// Forbidden: maintd may not write the owner.
 	Forbidden ScaleOutcome = "forbidden"
+	// Busy: the owner carries another plan's surge, which the caches did
+	// not show yet: the surge is withdrawn, and decided again once that
+	// one is restored (the owner's change wakes the plan).
+	Busy ScaleOutcome = "busy"
 )
 
 // ScaleAnswer is the outcome of one OwnerScale and what it says, for the
@@ -315,7 +319,7 @@ func RecordScales(p *api.MaintenancePlan, st api.MaintenancePlanStatus, answers 
 			}
 		case Restored:
 			s.State, s.RestoredAt, s.Message = SurgeRestored, &at, a.Message
-		case OwnerGone:
+		case OwnerGone, Busy:
 			ep.Surges = slices.Delete(ep.Surges, i, i+1)
 		case Forbidden:
 			ep.Surges = slices.Delete(ep.Surges, i, i+1)

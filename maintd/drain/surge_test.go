@@ -210,6 +210,24 @@ func TestSurgeForbiddenBlocks(t *testing.T) {
 	}
 }
 
+// TestSurgeBusyWaits: an owner found live carrying another plan's surge
+// (the caches did not show it yet) withdraws the surge, with no error and
+// no block; once the caches show the other surge, the plan waits for it.
+func TestSurgeBusyWaits(t *testing.T) {
+	w := surgeWorld()
+	dec := w.step(t, t0.Add(time.Minute), Scale, api.SurgeRequested)
+	w.plan.Status = RecordScales(w.plan, w.plan.Status, []ScaleAnswer{{Scale: dec.Scales[0], Outcome: Busy, Message: "Deployment shop/db carries the surge of maintenanceplan/other/u"}}, t0.Add(time.Minute))
+	if st := w.plan.Status; st.Phase == api.Blocked || len(st.EvictionProgress.Surges) != 0 {
+		t.Fatalf("after a busy owner: %s/%s surges %+v", st.Phase, st.Reason, st.EvictionProgress.Surges)
+	}
+	o := w.facts.Owners[OwnerKey("Deployment", "shop", "db")]
+	o.SurgedBy = "maintenanceplan/other/u"
+	w.facts.Owners[OwnerKey("Deployment", "shop", "db")] = o
+	if dec := Decide(w.facts, w.plan, t0.Add(time.Minute+time.Second)); dec.Action == Scale {
+		t.Errorf("surged an owner that carries another plan's surge: %+v", dec.Scales)
+	}
+}
+
 // An intent whose scale-up was never made starts from the owner's count as
 // the caches show it now; one already made (the owner carries this plan's
 // surge) keeps its count.

@@ -91,6 +91,9 @@ func (w *World) actor() {
 		w.campaignActor()
 		return
 	}
+	if w.surge && w.orphaning.IntN(12) == 0 && w.orphanSurge() {
+		return
+	}
 	if w.surge && w.surging.IntN(8) == 0 {
 		// A person adds a replica to an app, maybe while a surge holds it.
 		deps := w.s.list(depsR, Namespace, nil)
@@ -185,6 +188,32 @@ func (w *World) actor() {
 		_, err := w.s.update(pdbsR, pdb, false)
 		w.logf("person: edit PDB %s -> %s", pdb.Name, errText(err))
 	}
+}
+
+// orphanSurge plays a person who deletes a plan whose surge holds an owner
+// and removes its finalizer, so that maintd never restores the surge as
+// the plan goes; false when no owner carries a surge. w.mu is held.
+func (w *World) orphanSurge() bool {
+	for _, o := range w.s.list(depsR, Namespace, nil) {
+		name, _, ok := drain.ParseOwner(o.(*appsv1.Deployment).Annotations[drain.SurgeAnnotation])
+		if !ok {
+			continue
+		}
+		if _, err := w.s.remove(plansR, "", name, "", false); err != nil {
+			return false
+		}
+		p, err := w.s.get(plansR, "", name)
+		if err == nil {
+			pl := p.(*api.MaintenancePlan)
+			pl.Finalizers = nil
+			if _, err = w.s.update(plansR, pl, false); err == nil {
+				w.forced[pl.UID] = true
+			}
+		}
+		w.logf("person: delete plan %s and remove its finalizer (its surge of %s left behind) -> %s", name, o.(*appsv1.Deployment).Name, errText(err))
+		return true
+	}
+	return false
 }
 
 // campaignActor plays a campaign's people and the cluster's sickness: a

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
@@ -495,6 +496,18 @@ func (w *World) event(in *instance, regarding runtime.Object, typ, reason, actio
 	w.logf("%s: event %s %s on %s: %s", in.name, typ, reason, m.GetName(), note)
 }
 
+// forcedReleased checks, at an idle point, that no node carries the
+// cordon of a plan a person deleted removing its finalizer: maintd lifted
+// what the plan left behind (its surges: surged). w.mu is held.
+func (w *World) forcedReleased() {
+	for _, o := range w.s.list(nodesR, "", nil) {
+		node := o.(*corev1.Node)
+		if _, uid, ok := drain.ParseOwner(node.Annotations[cordon.OwnerAnnotation]); ok && w.forced[uid] {
+			w.violate("node %s still carries the cordon of plan %s, which a person deleted removing its finalizer", node.Name, node.Annotations[cordon.OwnerAnnotation])
+		}
+	}
+}
+
 // check checks the invariants that hold after every step.
 func (w *World) check() {
 	w.mu.Lock()
@@ -514,7 +527,9 @@ func (w *World) check() {
 		p := plans[parts[1]]
 		switch {
 		case p == nil || string(p.UID) != parts[2]:
-			w.violate("node %s carries the cordon of plan %s, which no longer exists", node.Name, parts[1])
+			if !w.forced[types.UID(parts[2])] { // forcedReleased checks those
+				w.violate("node %s carries the cordon of plan %s, which no longer exists", node.Name, parts[1])
+			}
 		case p.Status.Phase == api.Completed:
 			w.violate("node %s carries the cordon of plan %s, which is Completed", node.Name, parts[1])
 		}
@@ -580,6 +595,7 @@ func (w *World) stuck(strict bool) {
 	}
 	w.surged(scheduled)
 	w.pausedPlans(scheduled)
+	w.forcedReleased()
 	if !strict {
 		w.woken()
 	}

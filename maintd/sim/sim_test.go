@@ -111,6 +111,8 @@ var fixed = map[int64]string{
 	720: "an eviction decided before another worker's throttling 429 was sent within its Retry-After",
 	143: "two workers' plans surged the same owner; then a campaign's breaker timer on a pod's creation time looped every nanosecond",
 	52:  "a dry run's finding that came as pods moved elsewhere woke no plan",
+	// The lifecycle's.
+	122: "a plan deleted with its finalizer removed (as a restore from backup loses it) left its cordon on the node and its surge on the owner forever",
 }
 
 func TestFixedSeeds(t *testing.T) {

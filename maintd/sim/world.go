@@ -69,6 +69,14 @@ type World struct {
 	// from rng as pinning is.
 	surging *rand.Rand
 	surge   bool
+	// orphaning draws, apart from the others, when a person in a surge
+	// seed deletes a plan and removes its finalizer (kubectl patch), as a
+	// restore from backup loses it: its surge is left behind.
+	orphaning *rand.Rand
+	// forced are the plans (by UID) a person deleted removing their
+	// finalizer: what they left behind (a cordon, a surge) maintd
+	// releases, by the time the world is idle.
+	forced map[types.UID]bool
 	// starting draws, apart from rng, the short startWithin of some of the
 	// plans people make late (a third of them, 20 s to 3 min), so that
 	// plans expire before their start while their causes come and go.
@@ -143,10 +151,10 @@ func retries(pr string) bool {
 func New(seed int64) *World {
 	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), pinning: rand.New(rand.NewPCG(uint64(seed), 0x919)),
 		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), pausing: rand.New(rand.NewPCG(uint64(seed), 0xba05e)),
-		starting:    rand.New(rand.NewPCG(uint64(seed), 0x57a27)),
+		starting: rand.New(rand.NewPCG(uint64(seed), 0x57a27)), orphaning: rand.New(rand.NewPCG(uint64(seed), 0x0e9a)),
 		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
-		silence: map[types.UID]*silence{}, drains: map[string][]types.UID{}, retried: map[string]bool{}}
+		silence: map[types.UID]*silence{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
 	w.s.watch = func(r schema.GroupVersionResource, ev watch.Event, _ bool) { w.changed(r, ev) }
 	return w

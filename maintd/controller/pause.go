@@ -1,0 +1,32 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// DefaultPauseSwitch is the ConfigMap maintd's pause switch is by default
+// (maintd --pause-configmap; kubectl maint preflight reads the same).
+const DefaultPauseSwitch = "maintd-system/maintd-pause"
+
+// ParsePauseSwitch reads a --pause-configmap value, NAMESPACE/NAME; "" is
+// no switch.
+func ParsePauseSwitch(v string) (types.NamespacedName, error) {
+	if v == "" {
+		return types.NamespacedName{}, nil
+	}
+	ns, n, ok := strings.Cut(v, "/")
+	if !ok {
+		return types.NamespacedName{}, fmt.Errorf("invalid --pause-configmap %q: want NAMESPACE/NAME", v)
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return types.NamespacedName{}, fmt.Errorf("invalid --pause-configmap %q: namespace: %s", v, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+		return types.NamespacedName{}, fmt.Errorf("invalid --pause-configmap %q: name: %s", v, strings.Join(errs, "; "))
+	}
+	return types.NamespacedName{Namespace: ns, Name: n}, nil
+}
