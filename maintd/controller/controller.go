@@ -121,11 +121,18 @@ type Config struct {
 const DefaultRequestTimeout = 30 * time.Second
 
 // RecordDelay bounds how long the verdict of evictions that were all
-// accepted waits, in memory, for the plan's next decision to be written
-// with it (controller.unwritten). A restart in between loses nothing: the
-// status shows the requests, whose pods are read before anything is sent
-// again.
-const RecordDelay = time.Second
+// accepted waits, in memory, for the plan's next status change (its next
+// requests, or a wait for a budget) to be written with it
+// (controller.unwritten). A restart in between loses nothing: the status
+// shows the requests, whose pods are read before anything is sent again.
+const RecordDelay = 5 * time.Second
+
+// unwrittenRecord is a plan as written (its resourceVersion) with the
+// verdict recorded at at as its status.
+type unwrittenRecord struct {
+	plan *api.MaintenancePlan
+	at   time.Time
+}
 
 // Controller reconciles MaintenancePlans and MaintenanceCampaigns, each
 // kind from its own workqueue over the shared informers.
@@ -187,9 +194,9 @@ type Controller struct {
 	// unwritten are the plans whose evictions were all accepted, recorded
 	// here and not yet written, by name; each is the plan as written
 	// (its resourceVersion) with the record as its status. The plan's next
-	// decision writes it with its own, within RecordDelay: one write per
-	// eviction cycle, not one for the request and one for its verdict.
-	unwritten map[string]*api.MaintenancePlan
+	// status change writes it with its own, within RecordDelay: one write
+	// per eviction cycle, not one for the request and one for its verdict.
+	unwritten map[string]unwrittenRecord
 	// throttledUntil is when the last throttling 429 stops holding every
 	// eviction.
 	throttledUntil time.Time
@@ -237,7 +244,7 @@ func New(cfg Config) *Controller {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, unwritten: map[string]*api.MaintenancePlan{}, caughtCampaigns: map[string]*api.MaintenanceCampaign{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}, analyses: map[string]analysisMemo{},
+	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, unwritten: map[string]unwrittenRecord{}, caughtCampaigns: map[string]*api.MaintenanceCampaign{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}, analyses: map[string]analysisMemo{},
 		planWaits: waits.NewIndex(), campaignWaits: waits.NewIndex()}
 	queue := func(q workqueue.TypedRateLimitingInterface[string], name string) workqueue.TypedRateLimitingInterface[string] {
 		if q != nil {

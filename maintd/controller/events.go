@@ -12,17 +12,25 @@ import (
 	"github.com/sentinel-go/sentinel/maintd/metrics"
 )
 
-// evictionStep are the reasons of a Draining plan's steps between its
-// evictions: they are each pod's, recorded by the Evicted Event on the pod;
-// an Event on the plan for each, within the phase, would be a write per
-// step that says it twice.
-var evictionStep = map[api.Reason]bool{api.EvictionRequested: true, api.EvictionAccepted: true, api.WaitingForPodExit: true, api.BudgetRecovered: true}
+// evictionStep are the reasons of a drain's steps between its evictions,
+// Draining or CoolingDown while a budget recovers: they are each pod's,
+// recorded by the Evicted Event on the pod; an Event on the plan for each
+// would be a write per step that says it twice.
+var evictionStep = map[api.Reason]bool{api.EvictionRequested: true, api.EvictionAccepted: true, api.WaitingForPodExit: true, api.BudgetRecovered: true,
+	api.BudgetExhausted: true}
+
+// step reports whether a status change from before to st is a step of a
+// drain under way (no Event on the plan).
+func step(before, st api.MaintenancePlanStatus) bool {
+	draining := func(ph api.Phase) bool { return ph == api.Draining || ph == api.CoolingDown }
+	return evictionStep[st.Reason] && draining(before.Phase) && draining(st.Phase)
+}
 
 // changed logs, records events and counts what a status write changed.
 func (c *Controller) changed(p *api.MaintenancePlan, before, st api.MaintenancePlanStatus) {
 	if before.Phase != st.Phase || before.Reason != st.Reason {
 		c.cfg.Log.Info("plan", "plan", p.Name, "phase", st.Phase, "reason", st.Reason, "message", st.Message)
-		if before.Phase != st.Phase || !evictionStep[st.Reason] {
+		if !step(before, st) {
 			c.event(p, st)
 		}
 	}

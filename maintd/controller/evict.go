@@ -82,7 +82,7 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 		q := p.DeepCopy()
 		q.Status = drain.Record(p, p.Status, answers, c.cfg.Now())
 		c.mu.Lock()
-		c.unwritten[p.Name] = q
+		c.unwritten[p.Name] = unwrittenRecord{q, c.cfg.Now()}
 		c.mu.Unlock()
 		c.cfg.Log.Info("plan", "plan", p.Name, "phase", q.Status.Phase, "reason", q.Status.Reason, "message", q.Status.Message, "written", false)
 		return true, nil

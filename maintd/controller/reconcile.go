@@ -63,6 +63,7 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 	// pods of the requests the status shows instead.
 	c.mu.Lock()
 	u := c.unwrittenOver(p)
+	wait := c.unwrittenDue(p.Name, c.cfg.Now())
 	if u == nil {
 		delete(c.unwritten, p.Name)
 	}
@@ -70,18 +71,23 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 	if u != nil {
 		p = u.DeepCopy()
 	}
-	dec, p, now, err := c.decide(ctx, p, u != nil)
+	dec, p, now, err := c.decide(ctx, p, u != nil && wait == 0)
 	if err != nil {
 		return 0, err
 	}
 	requeue := dec.Requeue
+	c.mu.Lock()
+	if w := c.unwrittenDue(p.Name, now); c.unwrittenOver(p) != nil && (requeue == 0 || requeue > w) {
+		requeue = max(w, time.Nanosecond) // the record waits no longer
+	}
+	c.mu.Unlock()
 	switch dec.Action {
 	case drain.Cordon, drain.Uncordon:
 		err = c.cordon(ctx, p, dec, now)
 	case drain.Evict, drain.DryRunEvict:
 		var deferred bool
 		if deferred, err = c.evict(ctx, p, dec); deferred && (requeue == 0 || requeue > RecordDelay) {
-			requeue = RecordDelay
+			requeue = RecordDelay // the record waits no longer
 		}
 	case drain.Scale:
 		err = c.scale(ctx, p, dec)
@@ -94,14 +100,14 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 
 // decide observes the plan's own facts outside any lock, then decides
 // under c.slot with what is shared between plans, then persists the
-// decision (also when it is the status p carries, unwritten: a verdict
-// recorded and not yet written). What a plan decided (a slot it takes, the evictions it is about
+// decision when it changed the status p carries (which may be a verdict
+// recorded and not yet written), or when that verdict is due. What a plan decided (a slot it takes, the evictions it is about
 // to send) is in inflight before the next plan reads the shared facts, and
 // until its status is written (or the write failed). Under c.slot nothing
 // but the shared bookkeeping is read (no snapshot, no analysis: observing
 // says so when it is) and no API call is made, so one slow write or one
 // slow analysis stalls no other plan.
-func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan, unwritten bool) (drain.Decision, *api.MaintenancePlan, time.Time, error) {
+func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan, due bool) (drain.Decision, *api.MaintenancePlan, time.Time, error) {
 	now := c.cfg.Now()
 	f, err := observed(c, func() (drain.Facts, error) { return c.observe(p, now) })
 	if err != nil {
@@ -116,7 +122,7 @@ func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan, unwritt
 	if err == nil {
 		dec = drain.Decide(f, p, now)
 		c.planWaits.Set(p.Name, dec.Waits)
-		if changed = unwritten || !apiequality.Semantic.DeepEqual(p.Status, dec.Status); changed {
+		if changed = due || !apiequality.Semantic.DeepEqual(p.Status, dec.Status); changed {
 			q := p.DeepCopy()
 			q.Status = dec.Status
 			c.mu.Lock()

@@ -161,10 +161,19 @@ func (c *Controller) newest(cached *api.MaintenancePlan) *api.MaintenancePlan {
 // written and has not written yet, nil when there is none (or it was
 // recorded over another version); c.mu is held.
 func (c *Controller) unwrittenOver(p *api.MaintenancePlan) *api.MaintenancePlan {
-	if u, ok := c.unwritten[p.Name]; ok && u.UID == p.UID && u.ResourceVersion == p.ResourceVersion {
-		return u
+	if u, ok := c.unwritten[p.Name]; ok && u.plan.UID == p.UID && u.plan.ResourceVersion == p.ResourceVersion {
+		return u.plan
 	}
 	return nil
+}
+
+// unwrittenDue is how long the unwritten record of plan name may still wait
+// at now (0: it is due, or there is none); c.mu is held.
+func (c *Controller) unwrittenDue(name string, now time.Time) time.Duration {
+	if u, ok := c.unwritten[name]; ok {
+		return max(u.at.Add(RecordDelay).Sub(now), 0)
+	}
+	return 0
 }
 
 // Unwritten reports whether plan name has a verdict recorded and not yet
