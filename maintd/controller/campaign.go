@@ -71,6 +71,9 @@ func (c *Controller) reconcileCampaign(ctx context.Context, name string) (time.D
 	cached, err := c.campaigns.Get(name)
 	if apierrors.IsNotFound(err) {
 		c.campaignWaits.Forget(name)
+		c.mu.Lock()
+		delete(c.campaignProgress, name)
+		c.mu.Unlock()
 		if m := c.cfg.Metrics; m != nil {
 			m.CampaignPaused.DeletePartialMatch(map[string]string{"campaign": name})
 		}
@@ -83,13 +86,40 @@ func (c *Controller) reconcileCampaign(ctx context.Context, name string) (time.D
 		return 0, nil // a deleted campaign's plans go with it (garbage collection), each lifting its cordon
 	}
 	m := cached.DeepCopy()
+	now := c.cfg.Now()
+	c.mu.Lock()
+	u, ok := c.campaignProgress[name]
+	if ok && u.rv == cached.ResourceVersion {
+		m.Status = *u.status.DeepCopy() // the counts decided and not yet written
+	} else {
+		ok = false
+		delete(c.campaignProgress, name)
+	}
+	c.mu.Unlock()
 	dec, err := c.decideCampaign(ctx, m)
 	if err != nil {
 		return 0, err
 	}
 	c.campaignWaits.Set(name, dec.Waits)
-	if !apiequality.Semantic.DeepEqual(m.Status, dec.Status) {
-		before := m.Status
+	requeue := dec.Requeue
+	switch {
+	case apiequality.Semantic.DeepEqual(m.Status, dec.Status) && (!ok || now.Before(u.at.Add(ProgressDelay))):
+		if ok {
+			requeue = shorter(requeue, u.at.Add(ProgressDelay).Sub(now))
+		}
+	case progressOnly(cached.Status, dec.Status) && (!ok || now.Before(u.at.Add(ProgressDelay))):
+		// Only the evictions counted changed: they wait, in memory, for
+		// the next change that matters, within ProgressDelay.
+		at := now
+		if ok {
+			at = u.at
+		}
+		c.mu.Lock()
+		c.campaignProgress[name] = campaignProgress{rv: cached.ResourceVersion, status: *dec.Status.DeepCopy(), at: at}
+		c.mu.Unlock()
+		requeue = shorter(requeue, at.Add(ProgressDelay).Sub(now))
+	default:
+		before := cached.Status
 		m.Status = dec.Status
 		c.interleave()
 		tctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
@@ -99,6 +129,9 @@ func (c *Controller) reconcileCampaign(ctx context.Context, name string) (time.D
 			return 0, fmt.Errorf("update campaign status: %w", err)
 		}
 		m = out
+		c.mu.Lock()
+		delete(c.campaignProgress, name)
+		c.mu.Unlock()
 		c.campaignRecorded(m, before)
 	}
 	for _, p := range dec.Create {
@@ -111,7 +144,47 @@ func (c *Controller) reconcileCampaign(ctx context.Context, name string) (time.D
 			return 0, err
 		}
 	}
-	return dec.Requeue, nil
+	return requeue, nil
+}
+
+// ProgressDelay bounds how long a campaign's counts of evictions, changed
+// alone, wait in memory for its next change that matters (a node's
+// outcome, its phase, a wave) to be written with it: the plans' evictions
+// would otherwise rewrite the campaign's status at every batch. The next
+// decision starts from them, so a plan deleted meanwhile keeps its count;
+// a restart in between recounts from the plans that exist.
+const ProgressDelay = 5 * time.Second
+
+// campaignProgress is a campaign's status decided over its version rv,
+// whose changes are counts alone, not yet written; at is when the first of
+// them was decided.
+type campaignProgress struct {
+	rv     string
+	status api.MaintenanceCampaignStatus
+	at     time.Time
+}
+
+// progressOnly reports whether b differs from a in the counts of
+// evictions alone (status.counts.evicted, each node's evicted).
+func progressOnly(a, b api.MaintenanceCampaignStatus) bool {
+	strip := func(st api.MaintenanceCampaignStatus) api.MaintenanceCampaignStatus {
+		st = *st.DeepCopy()
+		st.Counts.Evicted = 0
+		for i := range st.NodeStatus {
+			st.NodeStatus[i].Evicted, st.NodeStatus[i].EvictedBefore = 0, 0
+		}
+		return st
+	}
+	return apiequality.Semantic.DeepEqual(strip(a), strip(b))
+}
+
+// shorter is the shorter of two requeue delays, 0 being none.
+func shorter(a, b time.Duration) time.Duration {
+	b = max(b, time.Nanosecond)
+	if a == 0 || b < a {
+		return b
+	}
+	return a
 }
 
 // campaignRecorded logs, records an event and sets the gauge for a

@@ -197,6 +197,9 @@ type Controller struct {
 	// status change writes it with its own, within RecordDelay: one write
 	// per eviction cycle, not one for the request and one for its verdict.
 	unwritten map[string]unwrittenRecord
+	// campaignProgress are the campaigns' statuses whose changes are
+	// counts of evictions alone, not yet written (ProgressDelay), by name.
+	campaignProgress map[string]campaignProgress
 	// throttledUntil is when the last throttling 429 stops holding every
 	// eviction.
 	throttledUntil time.Time
@@ -244,7 +247,7 @@ func New(cfg Config) *Controller {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, unwritten: map[string]unwrittenRecord{}, caughtCampaigns: map[string]*api.MaintenanceCampaign{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}, analyses: map[string]analysisMemo{},
+	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, unwritten: map[string]unwrittenRecord{}, campaignProgress: map[string]campaignProgress{}, caughtCampaigns: map[string]*api.MaintenanceCampaign{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}, analyses: map[string]analysisMemo{},
 		planWaits: waits.NewIndex(), campaignWaits: waits.NewIndex()}
 	queue := func(q workqueue.TypedRateLimitingInterface[string], name string) workqueue.TypedRateLimitingInterface[string] {
 		if q != nil {
