@@ -87,11 +87,11 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 		c.cfg.Log.Info("plan", "plan", p.Name, "phase", q.Status.Phase, "reason", q.Status.Reason, "message", q.Status.Message, "written", false)
 		return true, nil
 	}
-	return false, c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
+	return false, c.record(ctx, p, func(q *api.MaintenancePlan) api.MaintenancePlanStatus {
 		if dry {
-			return drain.RecordDryRun(p, st, answers, c.cfg.Now())
+			return drain.RecordDryRun(q, q.Status, answers, c.cfg.Now())
 		}
-		return drain.Record(p, st, answers, c.cfg.Now())
+		return drain.Record(q, q.Status, answers, c.cfg.Now())
 	})
 }
 
@@ -194,12 +194,13 @@ func (c *Controller) readLive(ctx context.Context, t drain.Target) *evict.Result
 	return nil
 }
 
-// record applies an outcome to the plan's status and writes it; on a
-// conflict it reads the plan again and applies the outcome to that.
-func (c *Controller) record(ctx context.Context, p *api.MaintenancePlan, apply func(api.MaintenancePlanStatus) api.MaintenancePlanStatus) error {
+// record applies an outcome to the plan (its status, by its spec) and
+// writes it; on a conflict it reads the plan again and applies the outcome
+// to that, spec and status.
+func (c *Controller) record(ctx context.Context, p *api.MaintenancePlan, apply func(*api.MaintenancePlan) api.MaintenancePlanStatus) error {
 	for range 5 {
 		q := p.DeepCopy()
-		q.Status = apply(p.Status)
+		q.Status = apply(p)
 		tctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		out, err := c.cfg.Plans.UpdateStatus(tctx, q, metav1.UpdateOptions{})
 		cancel()

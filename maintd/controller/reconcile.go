@@ -61,6 +61,7 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 	// decision writes it, with its own. One recorded over another version
 	// is dropped: the plan changed under it, and this decision reads the
 	// pods of the requests the status shows instead.
+	written := p.Status
 	c.mu.Lock()
 	u := c.unwrittenOver(p)
 	wait := c.unwrittenDue(p.Name, c.cfg.Now())
@@ -71,7 +72,7 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 	if u != nil {
 		p = u.DeepCopy()
 	}
-	dec, p, now, err := c.decide(ctx, p, u != nil && wait == 0)
+	dec, p, now, err := c.decide(ctx, p, &written, u != nil && wait == 0)
 	if err != nil {
 		return 0, err
 	}
@@ -101,13 +102,16 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 // decide observes the plan's own facts outside any lock, then decides
 // under c.slot with what is shared between plans, then persists the
 // decision when it changed the status p carries (which may be a verdict
-// recorded and not yet written), or when that verdict is due. What a plan decided (a slot it takes, the evictions it is about
-// to send) is in inflight before the next plan reads the shared facts, and
-// until its status is written (or the write failed). Under c.slot nothing
-// but the shared bookkeeping is read (no snapshot, no analysis: observing
-// says so when it is) and no API call is made, so one slow write or one
-// slow analysis stalls no other plan.
-func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan, due bool) (drain.Decision, *api.MaintenancePlan, time.Time, error) {
+// recorded and not yet written), or when that is due. A step of a drain
+// under way that sends nothing (a wait for a pod's exit or a budget, from
+// the status written, written) waits in memory too, for the plan's next
+// requests, within RecordDelay. What a plan decided (a slot it takes, the
+// evictions it is about to send) is in inflight before the next plan reads
+// the shared facts, and until its status is written (or the write failed).
+// Under c.slot nothing but the shared bookkeeping is read (no snapshot, no
+// analysis: observing says so when it is) and no API call is made, so one
+// slow write or one slow analysis stalls no other plan.
+func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan, written *api.MaintenancePlanStatus, due bool) (drain.Decision, *api.MaintenancePlan, time.Time, error) {
 	now := c.cfg.Now()
 	f, err := observed(c, func() (drain.Facts, error) { return c.observe(p, now) })
 	if err != nil {
@@ -122,9 +126,30 @@ func (c *Controller) decide(ctx context.Context, p *api.MaintenancePlan, due boo
 	if err == nil {
 		dec = drain.Decide(f, p, now)
 		c.planWaits.Set(p.Name, dec.Waits)
-		if changed = due || !apiequality.Semantic.DeepEqual(p.Status, dec.Status); changed {
-			q := p.DeepCopy()
-			q.Status = dec.Status
+		changed = due || !apiequality.Semantic.DeepEqual(p.Status, dec.Status)
+		q := p.DeepCopy()
+		q.Status = dec.Status
+		switch {
+		case written != nil && dec.Action == drain.None && apiequality.Semantic.DeepEqual(*written, dec.Status):
+			// Back to what is written: nothing to write.
+			c.mu.Lock()
+			delete(c.unwritten, p.Name)
+			c.mu.Unlock()
+			changed = false
+			p = q
+		case changed && !due && dec.Action == drain.None && written != nil && step(*written, dec.Status):
+			// A step that sends nothing: it waits in memory, as a
+			// verdict does, for the plan's next requests.
+			c.mu.Lock()
+			at := now
+			if u, ok := c.unwritten[p.Name]; ok && c.unwrittenOver(p) != nil {
+				at = u.at
+			}
+			c.unwritten[p.Name] = unwrittenRecord{q, at}
+			c.mu.Unlock()
+			changed = false
+			p = q
+		case changed:
 			c.mu.Lock()
 			c.inflight[p.Name] = q
 			c.mu.Unlock()
@@ -194,8 +219,8 @@ func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec dra
 			return err
 		}
 		if len(held) >= c.cfg.MaxNodes {
-			return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
-				return drain.SlotTaken(p, st, held, c.cfg.MaxNodes, c.cfg.Now())
+			return c.record(ctx, p, func(q *api.MaintenancePlan) api.MaintenancePlanStatus {
+				return drain.SlotTaken(q, q.Status, held, c.cfg.MaxNodes, c.cfg.Now())
 			})
 		}
 	}
@@ -207,8 +232,8 @@ func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec dra
 			// backoff until the deadline.
 			act := map[drain.Action]string{drain.Cordon: "cordon", drain.Uncordon: "uncordon"}[dec.Action]
 			if st := drain.Refused(p, p.Status, act, msg, c.cfg.Now()); !apiequality.Semantic.DeepEqual(st, p.Status) {
-				if rerr := c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
-					return drain.Refused(p, st, act, msg, c.cfg.Now())
+				if rerr := c.record(ctx, p, func(q *api.MaintenancePlan) api.MaintenancePlanStatus {
+					return drain.Refused(q, q.Status, act, msg, c.cfg.Now())
 				}); rerr != nil {
 					return errors.Join(err, rerr)
 				}
@@ -224,12 +249,12 @@ func (c *Controller) cordon(ctx context.Context, p *api.MaintenancePlan, dec dra
 	}
 	switch {
 	case dec.Action == drain.Uncordon:
-		return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
-			return drain.Uncordoned(p, st, res.Message, c.cfg.Now())
+		return c.record(ctx, p, func(q *api.MaintenancePlan) api.MaintenancePlanStatus {
+			return drain.Uncordoned(q, q.Status, res.Message, c.cfg.Now())
 		})
 	case res.Action == cordon.Occupied || res.Action == cordon.UIDMismatch:
-		return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
-			return drain.CordonLost(p, st, res.Message, c.cfg.Now())
+		return c.record(ctx, p, func(q *api.MaintenancePlan) api.MaintenancePlanStatus {
+			return drain.CordonLost(q, q.Status, res.Message, c.cfg.Now())
 		})
 	}
 	return nil

@@ -241,8 +241,8 @@ func (c *Controller) recordScales(ctx context.Context, p *api.MaintenancePlan, a
 	if len(answers) == 0 {
 		return nil
 	}
-	return c.record(ctx, p, func(st api.MaintenancePlanStatus) api.MaintenancePlanStatus {
-		return drain.RecordScales(p, st, answers, c.cfg.Now())
+	return c.record(ctx, p, func(q *api.MaintenancePlan) api.MaintenancePlanStatus {
+		return drain.RecordScales(q, q.Status, answers, c.cfg.Now())
 	})
 }
 

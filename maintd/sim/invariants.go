@@ -262,7 +262,10 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	// before their events come (Controller.newest).
 	in.wrotePlans++
 	in.wrotePlan[p.Name]++
-	facts := fmt.Sprintf("%d/%d/%d/%d/%d/%d", in.id, in.facts, in.planEvents-in.perPlan[p.Name], in.wrotePlans-in.wrotePlan[p.Name], w.actions, p.Generation)
+	// The generation it observed counts: a record written over a spec
+	// read live after a conflict does not observe it, the decision after
+	// it does.
+	facts := fmt.Sprintf("%d/%d/%d/%d/%d/%d/%d", in.id, in.facts, in.planEvents-in.perPlan[p.Name], in.wrotePlans-in.wrotePlan[p.Name], w.actions, p.Generation, p.Status.ObservedGeneration)
 	pr := string(p.Status.Phase) + "/" + string(p.Status.Reason)
 	sl := w.silence[p.UID]
 	// A request without an answer waits evictionTimeout, then is tried
