@@ -102,8 +102,32 @@ func (w *World) actor() {
 		_, err := w.s.patch(depsR, Namespace, d.Name, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, n))
 		if err == nil {
 			w.replicas[d.Name]++
+			w.peopleScaled(d, n)
 		}
 		w.logf("person: scale %s to %d (surge %q) -> %s", d.Name, n, d.Annotations[drain.SurgeAnnotation], errText(err))
+		return
+	}
+	if w.surge && w.lowering.IntN(10) == 0 {
+		// A person takes a replica away from an app with more than one,
+		// maybe while a surge holds it (below the surge's count, or back
+		// to it after someone added one).
+		var deps []*appsv1.Deployment
+		for _, o := range w.s.list(depsR, Namespace, nil) {
+			if d := o.(*appsv1.Deployment); ptrOr(d.Spec.Replicas, 1) > 1 {
+				deps = append(deps, d)
+			}
+		}
+		if len(deps) == 0 {
+			return
+		}
+		d := deps[w.lowering.IntN(len(deps))]
+		n := ptrOr(d.Spec.Replicas, 1) - 1
+		_, err := w.s.patch(depsR, Namespace, d.Name, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, n))
+		if err == nil {
+			w.replicas[d.Name]--
+			w.peopleScaled(d, n)
+		}
+		w.logf("person: scale %s down to %d (surge %q) -> %s", d.Name, n, d.Annotations[drain.SurgeAnnotation], errText(err))
 		return
 	}
 	if w.pinned && w.pinning.IntN(10) == 0 {
@@ -131,6 +155,9 @@ func (w *World) actor() {
 	case 1: // a person uncordons a node (kubectl uncordon)
 		node := nodes[r.IntN(len(nodes))].(*corev1.Node)
 		_, err := w.s.patch(nodesR, "", node.Name, []byte(`{"spec":{"unschedulable":null}}`))
+		if err == nil {
+			w.uncordoned[node.Name] = w.clock.Now()
+		}
 		w.logf("person: uncordon %s -> %s", node.Name, errText(err))
 	case 2: // another drainer evicts a pod
 		pods := w.s.list(podsR, Namespace, nil)
@@ -187,6 +214,14 @@ func (w *World) actor() {
 		}
 		_, err := w.s.update(pdbsR, pdb, false)
 		w.logf("person: edit PDB %s -> %s", pdb.Name, errText(err))
+	}
+}
+
+// peopleScaled records a person's write of n replicas to d (as read
+// before it) while a surge of maintd holds it; w.mu is held.
+func (w *World) peopleScaled(d *appsv1.Deployment, n int32) {
+	if sr := w.surges["deployments/"+d.Name]; sr != nil && d.Annotations[drain.SurgeAnnotation] != "" {
+		sr.people, sr.set = n, true
 	}
 }
 

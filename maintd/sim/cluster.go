@@ -173,7 +173,8 @@ func doomed(a, b *corev1.Pod) int {
 // replicaSets creates a pod for each missing replica of every ReplicaSet
 // (deleting pods do not count, as in Kubernetes), deletes the pods over
 // its count (doomed first), and writes the ReplicaSets' and Deployments'
-// status.
+// status. A pod made for a missing replica continues the lineage of the
+// oldest evicted pod of the ReplicaSet not yet replaced (store.lineage).
 func (s *store) replicaSets(readyDelay func() string) int {
 	n := 0
 	for _, o := range s.list(rsR, "", nil) {
@@ -206,15 +207,27 @@ func (s *store) replicaSets(readyDelay func() string) int {
 				}
 			}
 		}
+		// The evicted pods it replaces, oldest first: no more than the
+		// replicas it misses (a scale-down meanwhile replaces none).
+		holes := s.holes[rs.UID]
+		holes = holes[:min(len(holes), max(0, want-owned))]
 		for ; owned < want; owned++ {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rs.Namespace, GenerateName: rs.Name + "-",
 				Labels:          rs.Spec.Template.Labels,
 				Annotations:     map[string]string{readyAfter: readyDelay(), exitAfter: rs.Spec.Template.Annotations[exitAfter]},
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}},
 				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: rs.Spec.Template.Spec.TerminationGracePeriodSeconds, NodeSelector: rs.Spec.Template.Spec.NodeSelector}}
-			if _, err := s.create(podsR, pod); err == nil {
+			if o, err := s.create(podsR, pod); err == nil {
 				n++
+				if len(holes) > 0 {
+					s.lineage[o.(*corev1.Pod).UID], holes = holes[0], holes[1:]
+				}
 			}
+		}
+		if len(holes) == 0 {
+			delete(s.holes, rs.UID)
+		} else {
+			s.holes[rs.UID] = holes
 		}
 		st := appsv1.ReplicaSetStatus{Replicas: int32(owned), ReadyReplicas: int32(readyN), AvailableReplicas: int32(readyN),
 			FullyLabeledReplicas: int32(owned), ObservedGeneration: rs.Generation}

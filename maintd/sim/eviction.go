@@ -90,6 +90,10 @@ func (s *store) evict(ev *policyv1.Eviction) Verdict {
 			a.Applied, a.PDB, a.PDBVersion = v.Applied, v.PDB, v.PDBVersion
 			return a
 		}
+		if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "ReplicaSet" && pod.DeletionTimestamp == nil {
+			// Its ReplicaSet's next pod replaces it.
+			s.holes[ref.UID] = append(s.holes[ref.UID], s.lineageOf(pod.UID))
+		}
 		v.Applied = true
 		return ok(v)
 	}

@@ -5,7 +5,6 @@ package sim
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -120,7 +119,11 @@ func breakerOpen(c *api.MaintenanceCampaign) bool {
 // its campaign's breaker is not open in the instance's caches, and no plan
 // of its wave is still about to cordon, in those caches and on the server
 // (the plans of a wave cordon before any of them evicts, so that no
-// evicted pod lands on a node of the wave). w.mu is held.
+// evicted pod lands on a node of the wave). This is the wave's gate as
+// maintd states it (campaign.AboutToCordon), kept beside movedOnce, the
+// promise by the world's history, because it flags the gate opened early
+// even when no pod then lands on the wave's node (fixed seed 147).
+// w.mu is held.
 func (w *World) checkWave(in *instance, pod *corev1.Pod) {
 	var mine *api.MaintenancePlan
 	for _, o := range w.s.list(plansR, "", nil) {
@@ -148,6 +151,63 @@ func (w *World) checkWave(in *instance, pod *corev1.Pod) {
 			w.violate("%s evicted %s/%s for plan %s while plan %s of its wave %s was still %s/%s (not yet cordoned)", in.name, pod.Namespace, pod.Name, mine.Name, q.Name, q.Labels[api.WaveLabel], q.Status.Phase, q.Status.Reason)
 		}
 	}
+}
+
+// movedOnce checks an eviction of maintd against the world's history of
+// pods (store.lineage: which replacement replaces which evicted pod): no
+// pod lineage is evicted twice by the plans of one wave of a campaign (a
+// campaign in one wave moves each pod once). The plan is the one whose
+// cordon the pod's node carries on the server. Between waves a pod is
+// moved again when it landed on a later wave's node (docs/maintd.md,
+// "Waves and slots": allowed, and counted in status.counts.evicted), so
+// the promise is per wave; within a wave, a second eviction is let be
+// where maintd could not have kept the pod off that node: a person
+// uncordoned the node since its plan was made, or the node's plan could
+// not cordon when the first eviction was made (gone or going, Blocked,
+// Failed or waiting for a slot on the server, its node not cordoned by
+// it). w.mu is held.
+func (w *World) movedOnce(pod *corev1.Pod) {
+	no, err := w.s.get(nodesR, "", pod.Spec.NodeName)
+	if err != nil {
+		return
+	}
+	name, uid, ok := drain.ParseOwner(no.(*corev1.Node).Annotations[cordon.OwnerAnnotation])
+	if !ok {
+		return
+	}
+	po, err := w.s.get(plansR, "", name)
+	if err != nil || po.(*api.MaintenancePlan).UID != uid {
+		return
+	}
+	p := po.(*api.MaintenancePlan)
+	ref := metav1.GetControllerOf(p)
+	if ref == nil || ref.Kind != "MaintenanceCampaign" {
+		return
+	}
+	lineage := w.s.lineageOf(pod.UID)
+	k := string(ref.UID) + "/" + p.Labels[api.WaveLabel] + "/" + string(lineage)
+	now := w.clock.Now()
+	if m := w.moved[k]; m != nil {
+		if !m.excused[pod.Spec.NodeName] && w.uncordoned[pod.Spec.NodeName].Before(p.CreationTimestamp.Time) {
+			w.violate("campaign %s's wave %s moved a pod twice: lineage %s evicted from %s for plan %s at %s, and again, as %s, from %s for plan %s: its replacement landed on a node of the wave before that node's plan cordoned",
+				ref.Name, p.Labels[api.WaveLabel], lineage, m.node, m.plan, m.at.Sub(epoch), pod.Name, pod.Spec.NodeName, p.Name)
+		}
+		return
+	}
+	m := &move{plan: p.Name, node: pod.Spec.NodeName, at: now, excused: map[string]bool{}}
+	for _, o := range w.s.list(plansR, "", nil) {
+		q := o.(*api.MaintenancePlan)
+		if qr := metav1.GetControllerOf(q); qr == nil || qr.UID != ref.UID || q.Labels[api.WaveLabel] != p.Labels[api.WaveLabel] {
+			continue
+		}
+		if n, err := w.s.get(nodesR, "", q.Spec.NodeName); err == nil && n.(*corev1.Node).Spec.Unschedulable && n.(*corev1.Node).Annotations[cordon.OwnerAnnotation] == drain.Owner(q) {
+			continue // cordoned by its plan: no pod lands there
+		}
+		if st := q.Status; q.DeletionTimestamp != nil || st.Phase == api.Blocked || st.Phase == api.Failed || st.Reason == api.WaitingForSlot {
+			m.excused[q.Spec.NodeName] = true
+		}
+	}
+	w.moved[k] = m
 }
 
 // madePlan checks a plan a campaign made: not while its caches show the
@@ -189,6 +249,9 @@ func (w *World) evicted(in *instance, ev *policyv1.Eviction, v Verdict) {
 		w.evictions[uid]++
 		if w.evictions[uid] > 1 {
 			w.violate("pod %s/%s (uid %s) evicted %d times", ev.Namespace, ev.Name, uid, w.evictions[uid])
+		}
+		if o, err := w.s.get(podsR, ev.Namespace, ev.Name); err == nil && o.(*corev1.Pod).UID == uid {
+			w.movedOnce(o.(*corev1.Pod))
 		}
 	}
 	res := evict.Classify(v.Code, v.Status, nil)
@@ -335,10 +398,13 @@ func (w *World) drainsOnce(p *api.MaintenancePlan) {
 	}
 }
 
-// scaled checks a write of maintd to an owner: a surge's scale-up adds one
-// replica and the annotation naming its plan, to an owner without one; its
-// restore removes the annotation and sets the count RestoreTo says; no
-// other write changes a replica count. w.mu is held.
+// scaled checks a write of maintd to an owner against the world's records:
+// a surge's scale-up adds one replica, to the count people set, and the
+// annotation naming its plan, to an owner without one; its restore removes
+// the annotation and sets the count people set (w.replicas), or leaves the
+// count a person lowered below the surge's meanwhile as that person wrote
+// it; no other write changes a replica count. The expected count is the
+// world's, never maintd's own function (drain.RestoreTo). w.mu is held.
 func (w *World) scaled(in *instance, before, out runtime.Object) {
 	if before == nil {
 		w.violate("%s wrote an owner that did not exist", in.name)
@@ -358,6 +424,11 @@ func (w *World) scaled(in *instance, before, out runtime.Object) {
 	was, is := bm.GetAnnotations()[drain.SurgeAnnotation], om.GetAnnotations()[drain.SurgeAnnotation]
 	rb, ro := replicas(before), replicas(out)
 	name := om.GetName()
+	r := depsR
+	if _, ok := out.(*appsv1.ReplicaSet); ok {
+		r = rsR
+	}
+	k := r.Resource + "/" + name
 	switch {
 	case was == "" && is != "":
 		if w.pausedFor(in) {
@@ -366,18 +437,36 @@ func (w *World) scaled(in *instance, before, out runtime.Object) {
 		if ro != rb+1 {
 			w.violate("%s surged %s from %d to %d replicas, not one more", in.name, name, rb, ro)
 		}
+		if want, ok := w.replicas[name]; ok && r == depsR && rb != want {
+			w.violate("%s surged %s from %d replicas, not the %d people set", in.name, name, rb, want)
+		}
+		w.surges[k] = &surgeRecord{from: rb, to: ro}
 		w.logf("%s: surge %s %d -> %d for %s", in.name, name, rb, ro, is)
 	case was != "" && is != "":
 		w.violate("%s wrote %s again while it carries the surge of %s (now %s; replicas %d -> %d)", in.name, name, was, is, rb, ro)
 	case was != "" && is == "":
-		from, err := strconv.Atoi(bm.GetAnnotations()[drain.SurgeFromAnnotation])
-		if err != nil {
-			w.violate("%s's surge annotations have no count to restore: %v", name, err)
+		// People's records say what the count must be: the count people
+		// set (before the surge, and one more or one fewer for each change
+		// of theirs meanwhile); but a count a person lowered below the
+		// surge's is left as that person set it.
+		sr := w.surges[k]
+		if sr == nil {
+			w.violate("%s restored %s, which carries a surge (%s) the world never saw made", in.name, name, was)
 			return
 		}
-		to, _, _ := drain.RestoreTo(int32(from), rb)
-		if ro != to {
-			w.violate("%s restored %s to %d replicas (it had %d, %d before the surge); the restore is %d", in.name, name, ro, rb, from, to)
+		delete(w.surges, k)
+		want, why := sr.from, "its count before the surge"
+		if r == depsR {
+			want, why = w.replicas[name], "the count people set"
+		}
+		if sr.set && sr.people < sr.to {
+			want, why = sr.people, fmt.Sprintf("left as a person lowered it during the surge (%d to %d)", sr.from, sr.to)
+			if r == depsR {
+				w.replicas[name] = sr.people
+			}
+		}
+		if ro != want {
+			w.violate("%s restored %s to %d replicas (it had %d, %d before the surge); people's records say %d: %s", in.name, name, ro, rb, sr.from, want, why)
 		}
 		w.logf("%s: restore %s %d -> %d", in.name, name, rb, ro)
 	case rb != ro:

@@ -88,10 +88,19 @@ type store struct {
 	watch func(r schema.GroupVersionResource, ev watch.Event, status bool)
 	// now is the simulated time, for creation and deletion timestamps.
 	now func() metav1.Time
+	// lineage is the world's record of which pod replaces which: a pod
+	// the ReplicaSet controller made for a missing replica continues the
+	// lineage of the evicted pod it replaces (by pod UID; a pod absent
+	// here is the first of its own, named by its UID). holes are, per
+	// ReplicaSet UID, the lineages of its evicted pods not yet replaced,
+	// oldest first.
+	lineage map[types.UID]types.UID
+	holes   map[types.UID][]types.UID
 }
 
 func newStore(now func() metav1.Time) *store {
-	s := &store{objects: map[schema.GroupVersionResource]map[string]runtime.Object{}, now: now}
+	s := &store{objects: map[schema.GroupVersionResource]map[string]runtime.Object{}, now: now,
+		lineage: map[types.UID]types.UID{}, holes: map[types.UID][]types.UID{}}
 	for _, r := range resources {
 		s.objects[r] = map[string]runtime.Object{}
 	}
@@ -117,6 +126,15 @@ func (s *store) nextRV() string {
 
 func notFound(r schema.GroupVersionResource, name string) error {
 	return apierrors.NewNotFound(r.GroupResource(), name)
+}
+
+// lineageOf is the lineage pod uid continues (its own UID for the first
+// of one).
+func (s *store) lineageOf(uid types.UID) types.UID {
+	if l, ok := s.lineage[uid]; ok {
+		return l
+	}
+	return uid
 }
 
 // get is a copy of the object, or NotFound.

@@ -69,6 +69,9 @@ type World struct {
 	// from rng as pinning is.
 	surging *rand.Rand
 	surge   bool
+	// lowering draws, apart from the others, when a person in a surge
+	// seed lowers an app's replicas, maybe while a surge holds it.
+	lowering *rand.Rand
 	// orphaning draws, apart from the others, when a person in a surge
 	// seed deletes a plan and removes its finalizer (kubectl patch), as a
 	// restore from backup loses it: its surge is left behind.
@@ -94,8 +97,13 @@ type World struct {
 	// campaigns) is served first at each step.
 	picking *rand.Rand
 	// replicas are the Deployments' replica counts as people set them:
-	// once every surge is restored, each has its own.
-	replicas  map[string]int32
+	// once every surge is restored, each has its own. A person's change
+	// while a surge holds the owner counts as one more or one fewer.
+	replicas map[string]int32
+	// surges are the surges maintd made, by owner (resource/name): the
+	// count before and after its scale-up, and the count people last
+	// wrote while it held the owner (0: none).
+	surges    map[string]*surgeRecord
 	clock     *clocktesting.FakeClock
 	mu        sync.Mutex // the store and the instances' views
 	s         *store
@@ -118,6 +126,11 @@ type World struct {
 	refused    map[string]int64        // PDB -> the version a 429 was answered at
 	drainStart map[types.UID]time.Time // plan -> when its status first said Cordoning
 	silence    map[types.UID]*silence
+	// moved are the first eviction of each pod lineage (store.lineage)
+	// by a campaign's plans, by campaign UID, wave and lineage;
+	// uncordoned is when a person last uncordoned each node.
+	moved      map[string]*move
+	uncordoned map[string]time.Time
 	// drains are the plans of a campaign that started to drain a node
 	// (their first Cordoning), by campaign UID and node; retried are the
 	// nodes a person listed in the campaign's spec.retry, by the same key.
@@ -126,6 +139,26 @@ type World struct {
 	// switches counts the pause switches people created: each creation
 	// is a new switch.
 	switches int
+}
+
+// surgeRecord is one surge as the world saw it.
+type surgeRecord struct {
+	from, to int32
+	// people is the count a person last wrote while the surge held the
+	// owner, set says one did.
+	people int32
+	set    bool
+}
+
+// move is the first eviction of a pod lineage by a plan of a campaign's
+// wave: the plan, its node, when, and the other nodes of the wave whose
+// plan could not cordon then (gone or going, Blocked, Failed, or waiting
+// for a slot, its node not cordoned by it), where the replacement may
+// land and be moved again.
+type move struct {
+	plan, node string
+	at         time.Time
+	excused    map[string]bool
 }
 
 type silence struct {
@@ -151,10 +184,10 @@ func retries(pr string) bool {
 func New(seed int64) *World {
 	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), pinning: rand.New(rand.NewPCG(uint64(seed), 0x919)),
 		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), pausing: rand.New(rand.NewPCG(uint64(seed), 0xba05e)),
-		starting: rand.New(rand.NewPCG(uint64(seed), 0x57a27)), orphaning: rand.New(rand.NewPCG(uint64(seed), 0x0e9a)),
+		starting: rand.New(rand.NewPCG(uint64(seed), 0x57a27)), orphaning: rand.New(rand.NewPCG(uint64(seed), 0x0e9a)), lowering: rand.New(rand.NewPCG(uint64(seed), 0x10e3)),
 		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
-		silence: map[types.UID]*silence{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}}
+		silence: map[types.UID]*silence{}, surges: map[string]*surgeRecord{}, moved: map[string]*move{}, uncordoned: map[string]time.Time{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
 	w.s.watch = func(r schema.GroupVersionResource, ev watch.Event, _ bool) { w.changed(r, ev) }
 	return w
