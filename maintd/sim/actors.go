@@ -41,24 +41,50 @@ const (
 	lost           faultKind = "eviction-answer-lost"
 	timeoutApplied faultKind = "eviction-timeout-applied"
 	timeoutNotSent faultKind = "eviction-timeout-not-applied"
+	// conflictWrite is a 409 on a write of maintd to a node, an owner, a
+	// campaign (its status or itself) or a plan itself (not its status).
+	conflictWrite faultKind = "409-on-write"
+	// readFail and readTimeout fail a live read (a get, or a list that is
+	// not an informer's) of a leader that caught up: the API server's 500,
+	// or no answer before the request's timeout.
+	readFail    faultKind = "live-read-error"
+	readTimeout faultKind = "live-read-timeout"
 )
 
 var faultKinds = []faultKind{killBefore, killAfter, conflict, throttle, lost, timeoutApplied, timeoutNotSent}
+
+// moreFaults are the faults that the seeds drawing them (World.faulty)
+// arm besides faultKinds, from a stream of their own.
+var moreFaults = []faultKind{conflictWrite, conflictWrite, readFail, readTimeout}
 
 type armedFault struct{ kind faultKind }
 
 // fault is the fault the next request of in meets, if one is armed for
 // it; w.mu is held.
 func (w *World) fault(in *instance, a k8stesting.Action) faultKind {
-	if in != w.leader() || a.GetVerb() == "get" || a.GetVerb() == "list" {
+	if in != w.leader() {
 		return none
+	}
+	read := a.GetVerb() == "get" || a.GetVerb() == "list"
+	if l, ok := a.(k8stesting.ListActionImpl); read && (!in.caughtUp || ok && l.ListOptions.ResourceVersion != "") {
+		return none // an informer's list, or the catch-up's reads
 	}
 	eviction := a.GetSubresource() == "eviction"
 	for i, f := range w.armed {
 		fits := false
 		switch f.kind {
+		case readFail, readTimeout:
+			fits = read
+		case conflictWrite:
+			switch r := a.GetResource(); {
+			case read || a.GetVerb() == "create" || a.GetVerb() == "delete":
+			case r == nodesR || r == depsR || r == rsR || r == campsR:
+				fits = true
+			case r == plansR:
+				fits = a.GetSubresource() != "status"
+			}
 		case killBefore, killAfter:
-			fits = true
+			fits = !read
 		case conflict:
 			fits = a.GetResource() == plansR && a.GetSubresource() == "status"
 		case killBeforeEviction:
@@ -68,6 +94,7 @@ func (w *World) fault(in *instance, a k8stesting.Action) faultKind {
 		default:
 			fits = eviction
 		}
+		fits = fits && (!read || f.kind == readFail || f.kind == readTimeout)
 		if fits {
 			w.armed = slices.Delete(w.armed, i, i+1)
 			return f.kind
@@ -208,6 +235,10 @@ func (w *World) actor() {
 			return
 		}
 		pdb := pdbs[r.IntN(len(pdbs))].(*policyv1.PodDisruptionBudget)
+		if w.budgets && w.budgeting.IntN(2) == 0 {
+			w.editBudget(pdb)
+			return
+		}
 		if pdb.Spec.MaxUnavailable != nil {
 			v := intstr.FromInt32(pdb.Spec.MaxUnavailable.IntVal%2 + 1)
 			pdb.Spec.MaxUnavailable = &v
@@ -215,6 +246,39 @@ func (w *World) actor() {
 		_, err := w.s.update(pdbsR, pdb, false)
 		w.logf("person: edit PDB %s -> %s", pdb.Name, errText(err))
 	}
+}
+
+// editBudget plays a person who edits a budget beyond its
+// maxUnavailable: its selector moves to another app's pods or spans two
+// apps (the budgets then overlap), or its minAvailable goes up or down
+// (a maxUnavailable budget becomes minAvailable 1); w.mu is held.
+func (w *World) editBudget(pdb *policyv1.PodDisruptionBudget) {
+	br := w.budgeting
+	var apps []string
+	for _, o := range w.s.list(depsR, Namespace, nil) {
+		apps = append(apps, o.(*appsv1.Deployment).Name)
+	}
+	what := ""
+	switch br.IntN(3) {
+	case 0:
+		app := apps[br.IntN(len(apps))]
+		pdb.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+		what = "selector app=" + app
+	case 1:
+		a, b := apps[br.IntN(len(apps))], apps[br.IntN(len(apps))]
+		pdb.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{a, b}}}}
+		what = fmt.Sprintf("selector app in (%s, %s)", a, b)
+	default:
+		n := int32(1)
+		if pdb.Spec.MinAvailable != nil {
+			n = max(0, pdb.Spec.MinAvailable.IntVal+int32(br.IntN(3))-1)
+		}
+		v := intstr.FromInt32(n)
+		pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable = &v, nil
+		what = fmt.Sprintf("minAvailable %d", n)
+	}
+	_, err := w.s.update(pdbsR, pdb, false)
+	w.logf("person: edit PDB %s: %s -> %s", pdb.Name, what, errText(err))
 }
 
 // peopleScaled records a person's write of n replicas to d (as read

@@ -200,8 +200,8 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 		return true, nil, errKilled
 	}
 	write := a.GetVerb() != "get" && a.GetVerb() != "list"
-	if a.GetVerb() == "get" {
-		w.actions++ // a live read is a fact the next status may record
+	if l, ok := a.(k8stesting.ListActionImpl); a.GetVerb() == "get" || ok && l.ListOptions.ResourceVersion == "" {
+		w.actions++ // a live read, answered or failed, is a fact the next status may record
 	}
 	f := w.fault(in, a)
 	if f == killBefore {
@@ -209,9 +209,16 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 		w.logf("kill %s before %s %s", in.name, a.GetVerb(), describeAction(a))
 		return true, nil, errKilled
 	}
-	if f == conflict {
+	switch f {
+	case conflict, conflictWrite:
 		w.logf("409 to %s on %s %s", in.name, a.GetVerb(), describeAction(a))
 		return true, nil, apierrors.NewConflict(a.GetResource().GroupResource(), nameOf(a), errors.New("the object has been modified (injected)"))
+	case readFail:
+		w.logf("500 to %s on %s %s (injected)", in.name, a.GetVerb(), describeAction(a))
+		return true, nil, apierrors.NewInternalError(errors.New("etcdserver: request timed out (injected)"))
+	case readTimeout:
+		w.logf("timeout of %s's %s %s (injected)", in.name, a.GetVerb(), describeAction(a))
+		return true, nil, fmt.Errorf("%s %s: %w (injected)", a.GetVerb(), describeAction(a), context.DeadlineExceeded)
 	}
 	if w.refuseNodes && write && a.GetResource() == nodesR {
 		w.logf("403 to %s on %s %s (a webhook)", in.name, a.GetVerb(), describeAction(a))

@@ -69,6 +69,16 @@ type World struct {
 	// from rng as pinning is.
 	surging *rand.Rand
 	surge   bool
+	// faulting draws, apart from rng, whether a seed meets the faults
+	// of moreFaults (1 seed in 2: 409s on writes to nodes, owners,
+	// campaigns and plans, failed and timed-out live reads) and when.
+	faulting *rand.Rand
+	faulty   bool
+	// budgeting draws, apart from rng, whether people edit budgets beyond
+	// maxUnavailable 1 or 2 (1 seed in 3: a selector that moves to
+	// another app or spans two, a minAvailable raised or lowered).
+	budgeting *rand.Rand
+	budgets   bool
 	// lowering draws, apart from the others, when a person in a surge
 	// seed lowers an app's replicas, maybe while a surge holds it.
 	lowering *rand.Rand
@@ -185,6 +195,7 @@ func New(seed int64) *World {
 	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), pinning: rand.New(rand.NewPCG(uint64(seed), 0x919)),
 		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), pausing: rand.New(rand.NewPCG(uint64(seed), 0xba05e)),
 		starting: rand.New(rand.NewPCG(uint64(seed), 0x57a27)), orphaning: rand.New(rand.NewPCG(uint64(seed), 0x0e9a)), lowering: rand.New(rand.NewPCG(uint64(seed), 0x10e3)),
+		faulting: rand.New(rand.NewPCG(uint64(seed), 0xfa17)), budgeting: rand.New(rand.NewPCG(uint64(seed), 0xb0d9)),
 		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
 		silence: map[types.UID]*silence{}, surges: map[string]*surgeRecord{}, moved: map[string]*move{}, uncordoned: map[string]time.Time{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}}
@@ -295,6 +306,8 @@ func (w *World) draw() Scenario {
 		sc.Workloads = append(sc.Workloads, Workload{Name: "pinned", Replicas: 1 + pr.IntN(2), PDB: "max1", ReadyAfter: pr.IntN(20), NodeSelector: map[string]string{"disk": "ssd"}})
 	}
 	w.pauses = w.pausing.IntN(5) == 0
+	w.faulty = w.faulting.IntN(2) == 0
+	w.budgets = w.budgeting.IntN(3) == 0
 	if sr := w.surging; sr.IntN(3) == 0 {
 		// The plans move with a surge the pods whose budget never allows
 		// their eviction; a single-replica app with such a budget is
@@ -641,6 +654,9 @@ func (w *World) step() {
 		}
 	case n < 93:
 		w.arm(faultKinds[r.IntN(len(faultKinds))])
+		if w.faulty && w.faulting.IntN(2) == 0 {
+			w.arm(moreFaults[w.faulting.IntN(len(moreFaults))])
+		}
 	case n < 98:
 		w.actor()
 	default:
