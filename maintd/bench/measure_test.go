@@ -236,6 +236,14 @@ func (b *bench) budgetRound(ctx context.Context, node string, n int) time.Durati
 		app := p.Labels["app"]
 		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
 			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}}
+		// A round starts from a budget that allows one: the drains before
+		// it may have left the app's last replacement not yet Ready.
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			pdb, err := pdbs.Get(ctx, app, metav1.GetOptions{})
+			return err == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.DisruptionsAllowed >= 1, nil
+		}); err != nil {
+			t.Fatalf("budget round: %s/%s never allowed a disruption: %v", p.Namespace, app, err)
+		}
 		start := time.Now()
 		if err := b.admin.CoreV1().Pods(p.Namespace).EvictV1(ctx, ev); err != nil {
 			t.Fatalf("budget round: evict %s/%s: %v", p.Namespace, p.Name, err)
