@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -116,6 +117,18 @@ func (w *World) actor() {
 	}
 	if w.campaign && w.campaigning.IntN(4) == 0 {
 		w.campaignActor()
+		return
+	}
+	if w.hpa && w.autoscaling.IntN(5) == 0 {
+		w.autoscale()
+		return
+	}
+	if w.placed && w.placing.IntN(10) == 0 {
+		w.makeRoom()
+		return
+	}
+	if w.kinds && w.kinding.IntN(10) == 0 {
+		w.deleteBare()
 		return
 	}
 	if w.surge && w.orphaning.IntN(12) == 0 && w.orphanSurge() {
@@ -279,6 +292,26 @@ func (w *World) editBudget(pdb *policyv1.PodDisruptionBudget) {
 	}
 	_, err := w.s.update(pdbsR, pdb, false)
 	w.logf("person: edit PDB %s: %s -> %s", pdb.Name, what, errText(err))
+}
+
+// autoscale plays the HorizontalPodAutoscaler controller: it sets the
+// replicas of one autoscaled Deployment to what its metrics ask (drawn,
+// 1 to 4) and writes the autoscaler's status. The count it sets is the
+// one the Deployment must keep (w.replicas); w.mu is held.
+func (w *World) autoscale() {
+	hpas := w.s.list(hpasR, Namespace, nil)
+	if len(hpas) == 0 {
+		return
+	}
+	h := hpas[w.autoscaling.IntN(len(hpas))].(*autoscalingv2.HorizontalPodAutoscaler)
+	n := int32(1 + w.autoscaling.IntN(4))
+	_, err := w.s.patch(depsR, Namespace, h.Spec.ScaleTargetRef.Name, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, n))
+	if err == nil {
+		w.replicas[h.Spec.ScaleTargetRef.Name] = n
+		h.Status.CurrentReplicas, h.Status.DesiredReplicas = h.Status.DesiredReplicas, n
+		_, err = w.s.update(hpasR, h, true)
+	}
+	w.logf("autoscaler %s: scale %s to %d -> %s", h.Name, h.Spec.ScaleTargetRef.Name, n, errText(err))
 }
 
 // peopleScaled records a person's write of n replicas to d (as read

@@ -29,29 +29,21 @@ func parseRV(rv string) (int64, error) { return strconv.ParseInt(rv, 10, 64) }
 // controller recomputes the budgets. The world decides when each runs, so
 // their lag is part of the schedule.
 
-// schedule binds the pods without a node to the schedulable node with the
-// fewest pods (then by name); a pod with nowhere to go stays Pending.
+// schedule binds the pods without a node to the node the scheduler picks
+// (cluster.place: the filters of kube-scheduler, then the fewest pods,
+// then by name); a pod with nowhere to go stays Pending.
 func (s *store) schedule() int {
 	n := 0
+	var c *cluster // read when a pod waits for a node
 	for _, o := range s.list(podsR, "", nil) {
 		pod := o.(*corev1.Pod)
 		if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
 			continue
 		}
-		best, load := "", 0
-		counts := map[string]int{}
-		for _, p := range s.list(podsR, "", nil) {
-			counts[p.(*corev1.Pod).Spec.NodeName]++
+		if c == nil {
+			c = s.readCluster()
 		}
-		for _, no := range s.list(nodesR, "", nil) {
-			node := no.(*corev1.Node)
-			if node.Spec.Unschedulable || !labels.SelectorFromSet(pod.Spec.NodeSelector).Matches(labels.Set(node.Labels)) {
-				continue
-			}
-			if best == "" || counts[node.Name] < load {
-				best, load = node.Name, counts[node.Name]
-			}
-		}
+		best, _ := c.place(pod, "")
 		if best == "" {
 			continue
 		}
@@ -61,6 +53,21 @@ func (s *store) schedule() int {
 		}
 	}
 	return n
+}
+
+// podSpec is what a controller's pod takes of its template: the grace
+// period and node selector, and what else the template sets of where it
+// may run (tolerations, affinity, topology spread) and of what it
+// requests (its containers, when they request anything).
+func podSpec(t corev1.PodSpec) corev1.PodSpec {
+	out := corev1.PodSpec{TerminationGracePeriodSeconds: t.TerminationGracePeriodSeconds, NodeSelector: t.NodeSelector,
+		Tolerations: t.Tolerations, Affinity: t.Affinity, TopologySpreadConstraints: t.TopologySpreadConstraints}
+	for _, c := range t.Containers {
+		if len(c.Resources.Requests) > 0 {
+			out.Containers = t.Containers
+		}
+	}
+	return *out.DeepCopy()
 }
 
 // kubelet starts the bound pods, makes them Ready once their readiness
@@ -91,7 +98,7 @@ func (s *store) kubelet(act bool) (n int, next time.Time) {
 					n++
 				}
 			}
-		case pod.Spec.NodeName == "":
+		case pod.Spec.NodeName == "", pod.Status.Phase == corev1.PodSucceeded, pod.Status.Phase == corev1.PodFailed:
 		case pod.Status.Phase == "" || pod.Status.Phase == corev1.PodPending:
 			if !due(now) {
 				continue
@@ -108,6 +115,8 @@ func (s *store) kubelet(act bool) (n int, next time.Time) {
 			if delay, err := strconv.Atoi(pod.Annotations[readyAfter]); err == nil {
 				due(start.Add(time.Duration(delay) * time.Second))
 			}
+		case pod.Annotations[succeedAfter] != "" && s.succeeded(pod, due):
+			n++
 		case !ready(pod) && pod.Annotations[readyAfter] != "never":
 			delay, _ := strconv.Atoi(pod.Annotations[readyAfter])
 			if due(pod.Status.StartTime.Add(time.Duration(delay) * time.Second)) {
@@ -216,7 +225,7 @@ func (s *store) replicaSets(readyDelay func() string) int {
 				Labels:          rs.Spec.Template.Labels,
 				Annotations:     map[string]string{readyAfter: readyDelay(), exitAfter: rs.Spec.Template.Annotations[exitAfter]},
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}},
-				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: rs.Spec.Template.Spec.TerminationGracePeriodSeconds, NodeSelector: rs.Spec.Template.Spec.NodeSelector}}
+				Spec: podSpec(rs.Spec.Template.Spec)}
 			if o, err := s.create(podsR, pod); err == nil {
 				n++
 				if len(holes) > 0 {
@@ -263,7 +272,8 @@ func ptrOr[T any](p *T, def T) T {
 
 // disruption recomputes every budget's status as the disruption controller
 // does (pkg/controller/disruption): integer minAvailable over the matching
-// pods, integer maxUnavailable over their controllers' scale; healthy pods
+// pods, integer maxUnavailable over their controllers' scale (ReplicaSets
+// and StatefulSets); healthy pods
 // are Ready, not deleting and not in disruptedPods; an entry of
 // disruptedPods goes when its pod is gone or deleting, or after
 // deletionTimeout. It writes only a status that changed.
@@ -300,9 +310,16 @@ func (s *store) disruption(act bool) (n int, next time.Time) {
 		case pdb.Spec.MaxUnavailable != nil:
 			scales := map[string]int32{}
 			for _, p := range pods {
-				if ref := metav1.GetControllerOf(p); ref != nil && ref.Kind == "ReplicaSet" {
+				ref := metav1.GetControllerOf(p)
+				switch {
+				case ref == nil:
+				case ref.Kind == "ReplicaSet":
 					if r, err := s.get(rsR, p.Namespace, ref.Name); err == nil && r.(*appsv1.ReplicaSet).UID == ref.UID {
-						scales[ref.Name] = ptrOr(r.(*appsv1.ReplicaSet).Spec.Replicas, 1)
+						scales[ref.Kind+"/"+ref.Name] = ptrOr(r.(*appsv1.ReplicaSet).Spec.Replicas, 1)
+					}
+				case ref.Kind == "StatefulSet":
+					if r, err := s.get(stsR, p.Namespace, ref.Name); err == nil && r.(*appsv1.StatefulSet).UID == ref.UID {
+						scales[ref.Kind+"/"+ref.Name] = ptrOr(r.(*appsv1.StatefulSet).Spec.Replicas, 1)
 					}
 				}
 			}

@@ -90,9 +90,14 @@ func (s *store) evict(ev *policyv1.Eviction) Verdict {
 			a.Applied, a.PDB, a.PDBVersion = v.Applied, v.PDB, v.PDBVersion
 			return a
 		}
-		if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "ReplicaSet" && pod.DeletionTimestamp == nil {
-			// Its ReplicaSet's next pod replaces it.
+		switch ref := metav1.GetControllerOf(pod); {
+		case ref == nil || pod.DeletionTimestamp != nil:
+		case ref.Kind == "ReplicaSet" || ref.Kind == "Job":
+			// Its controller's next pod replaces it.
 			s.holes[ref.UID] = append(s.holes[ref.UID], s.lineageOf(pod.UID))
+		case ref.Kind == "StatefulSet":
+			// The pod of its name made next replaces it.
+			s.named[key(pod.Namespace, pod.Name)] = s.lineageOf(pod.UID)
 		}
 		v.Applied = true
 		return ok(v)

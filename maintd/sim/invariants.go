@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -53,6 +54,9 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 	}
 	pod := o.(*corev1.Pod)
 	w.checkWave(in, pod)
+	if live, err := w.s.get(podsR, ev.Namespace, ev.Name); err == nil {
+		w.checkAllowed(in, live.(*corev1.Pod))
+	}
 	if uid := ev.DeleteOptions; uid == nil || uid.Preconditions == nil || uid.Preconditions.UID == nil || *uid.Preconditions.UID != pod.UID {
 		w.violate("%s evicted %s/%s without the cached pod's UID as precondition", in.name, ev.Namespace, ev.Name)
 	}
@@ -314,7 +318,7 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 			// The second the status records: the API keeps times to the
 			// second, and the deadline counts from startedAt.
 			w.drainStart[p.UID] = w.clock.Now().Truncate(time.Second)
-			w.replaceable(p)
+			w.replaceable(in, p)
 		}
 	case ep == nil || ep.Scope == "":
 		delete(w.drainStart, p.UID) // the cordon did not happen: back to waiting
@@ -440,6 +444,11 @@ func (w *World) scaled(in *instance, before, out runtime.Object) {
 		if want, ok := w.replicas[name]; ok && r == depsR && rb != want {
 			w.violate("%s surged %s from %d replicas, not the %d people set", in.name, name, rb, want)
 		}
+		for _, o := range w.s.list(hpasR, om.GetNamespace(), nil) {
+			if t := o.(*autoscalingv2.HorizontalPodAutoscaler).Spec.ScaleTargetRef; t.Name == name && (t.Kind == "Deployment" && r == depsR || t.Kind == "ReplicaSet" && r == rsR) {
+				w.violate("%s surged %s, which the HorizontalPodAutoscaler %s scales", in.name, name, o.(*autoscalingv2.HorizontalPodAutoscaler).Name)
+			}
+		}
 		w.surges[k] = &surgeRecord{from: rb, to: ro}
 		w.logf("%s: surge %s %d -> %d for %s", in.name, name, rb, ro, is)
 	case was != "" && is != "":
@@ -530,11 +539,16 @@ func (w *World) pausedPlans(scheduled map[string]bool) {
 }
 
 // replaceable checks, when plan p starts its drain, that every pod on its
-// node that a ReplicaSet re-creates has another node its node selector
-// matches: a drain that can never complete blocks before any write. (The
-// simulated scheduler places by node selector and cordons only; nodes gain
-// labels and never lose them.) w.mu is held.
-func (w *World) replaceable(p *api.MaintenancePlan) {
+// node that a controller makes again has another node it could ever run on
+// as the world's scheduler judges it (fitsNode: node selector, required
+// affinity, taints, requests within allocatable; cordons and what runs
+// there aside, as they change): a drain that can never complete blocks
+// before any write. People only ever give pods more room (labels added,
+// taints taken off, CPU raised), so a replacement that fits in the caches
+// fits on the server. The pods are those on the node that in's caches
+// showed when it decided (and still there): one bound there since is
+// news its watch had not brought. w.mu is held.
+func (w *World) replaceable(in *instance, p *api.MaintenancePlan) {
 	if f := p.Status.Forecast; f != nil && f.Verdict == "never" {
 		for _, c := range f.Causes {
 			if c.Verdict == "never" && !slices.Contains(p.Spec.AcceptedRisks, c.Reason) {
@@ -546,36 +560,35 @@ func (w *World) replaceable(p *api.MaintenancePlan) {
 	if slices.Contains(p.Spec.AcceptedRisks, "replacement-unschedulable") {
 		return // a person accepts pods whose replacements fit nowhere now
 	}
-	for _, o := range w.s.list(podsR, Namespace, nil) {
-		pod := o.(*corev1.Pod)
-		if pod.Spec.NodeName != p.Spec.NodeName || pod.DeletionTimestamp != nil || len(pod.Spec.NodeSelector) == 0 {
-			continue
+	nodes := w.s.list(nodesR, "", nil)
+	for _, pod := range w.seen(in, p.Spec.NodeName) {
+		var why []string
+		for _, no := range nodes {
+			if node := no.(*corev1.Node); node.Name != p.Spec.NodeName {
+				if no := fitsNode(pod, node); no == "" {
+					why = nil
+					break
+				} else {
+					why = append(why, node.Name+": "+no)
+				}
+			}
 		}
-		fits := false
-		for _, no := range w.s.list(nodesR, "", nil) {
-			node := no.(*corev1.Node)
-			fits = fits || (node.Name != p.Spec.NodeName && labels.SelectorFromSet(pod.Spec.NodeSelector).Matches(labels.Set(node.Labels)))
-		}
-		if !fits {
-			w.violate("plan %s started draining node %s, where pod %s's replacement is the only node its selector %v matches", p.Name, p.Spec.NodeName, pod.Name, pod.Spec.NodeSelector)
+		if len(why) > 0 {
+			w.violate("plan %s started draining node %s, where pod %s's replacement can run on no other node (%s)", p.Name, p.Spec.NodeName, pod.Name, strings.Join(why, "; "))
 		}
 	}
 }
 
-// stranded is a pod on node whose replacement no other node takes (none
-// schedulable that its node selector matches), or ""; w.mu is held.
+// stranded is a pod on node that the world's scheduler cannot place
+// elsewhere once the drain moves it, or "": the node's pods placed one
+// after the other (by name) on the other schedulable nodes, by the
+// scheduler's filters and choice, the node's own pods no longer counted
+// (going) and the node itself cordoned. w.mu is held.
 func (w *World) stranded(node string) string {
-	for _, o := range w.s.list(podsR, Namespace, nil) {
-		pod := o.(*corev1.Pod)
-		if pod.Spec.NodeName != node || pod.DeletionTimestamp != nil {
-			continue
-		}
-		fits := false
-		for _, no := range w.s.list(nodesR, "", nil) {
-			n := no.(*corev1.Node)
-			fits = fits || (n.Name != node && !n.Spec.Unschedulable && labels.SelectorFromSet(pod.Spec.NodeSelector).Matches(labels.Set(n.Labels)))
-		}
-		if !fits {
+	c := w.s.readCluster()
+	c.unbind(node)
+	for _, pod := range w.moves(node) {
+		if best, _ := c.place(pod, node); best == "" {
 			return pod.Name
 		}
 	}
@@ -590,11 +603,13 @@ func (w *World) event(in *instance, regarding runtime.Object, typ, reason, actio
 
 // forcedReleased checks, at an idle point, that no node carries the
 // cordon of a plan a person deleted removing its finalizer: maintd lifted
-// what the plan left behind (its surges: surged). w.mu is held.
-func (w *World) forcedReleased() {
+// what the plan left behind (its surges: surged), unless the controller
+// will look at that plan again (scheduled: a retry after a 409 on the
+// owner's restore). w.mu is held.
+func (w *World) forcedReleased(scheduled map[string]bool) {
 	for _, o := range w.s.list(nodesR, "", nil) {
 		node := o.(*corev1.Node)
-		if _, uid, ok := drain.ParseOwner(node.Annotations[cordon.OwnerAnnotation]); ok && w.forced[uid] {
+		if name, uid, ok := drain.ParseOwner(node.Annotations[cordon.OwnerAnnotation]); ok && w.forced[uid] && !scheduled[name] {
 			w.violate("node %s still carries the cordon of plan %s, which a person deleted removing its finalizer", node.Name, node.Annotations[cordon.OwnerAnnotation])
 		}
 	}
@@ -687,7 +702,7 @@ func (w *World) stuck(strict bool) {
 	}
 	w.surged(scheduled)
 	w.pausedPlans(scheduled)
-	w.forcedReleased()
+	w.forcedReleased(scheduled)
 	if !strict {
 		w.woken()
 	}

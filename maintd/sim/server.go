@@ -96,11 +96,14 @@ type store struct {
 	// oldest first.
 	lineage map[types.UID]types.UID
 	holes   map[types.UID][]types.UID
+	// named are the lineages of evicted StatefulSet pods, by namespace/name:
+	// the pod of that name made next continues it.
+	named map[string]types.UID
 }
 
 func newStore(now func() metav1.Time) *store {
 	s := &store{objects: map[schema.GroupVersionResource]map[string]runtime.Object{}, now: now,
-		lineage: map[types.UID]types.UID{}, holes: map[types.UID][]types.UID{}}
+		lineage: map[types.UID]types.UID{}, holes: map[types.UID][]types.UID{}, named: map[string]types.UID{}}
 	for _, r := range resources {
 		s.objects[r] = map[string]runtime.Object{}
 	}
@@ -260,7 +263,7 @@ func (s *store) update(r schema.GroupVersionResource, o runtime.Object, status b
 // hasStatus reports whether r's status is written only through its status
 // subresource.
 func hasStatus(r schema.GroupVersionResource) bool {
-	return r == plansR || r == pdbsR || r == rsR || r == depsR || r == campsR
+	return r == plansR || r == pdbsR || r == rsR || r == depsR || r == campsR || r == stsR || r == jobsR || r == hpasR
 }
 
 // setStatus copies from's status into to (same kind).
@@ -276,6 +279,12 @@ func setStatus(to, from runtime.Object) {
 		t.Status = *from.(*appsv1.ReplicaSet).Status.DeepCopy()
 	case *appsv1.Deployment:
 		t.Status = *from.(*appsv1.Deployment).Status.DeepCopy()
+	case *appsv1.StatefulSet:
+		t.Status = *from.(*appsv1.StatefulSet).Status.DeepCopy()
+	case *batchv1.Job:
+		t.Status = *from.(*batchv1.Job).Status.DeepCopy()
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		t.Status = *from.(*autoscalingv2.HorizontalPodAutoscaler).Status.DeepCopy()
 	case *corev1.Pod:
 		t.Status = *from.(*corev1.Pod).Status.DeepCopy()
 	case *corev1.Node:
@@ -297,6 +306,10 @@ func equalSpec(a, b runtime.Object) bool {
 		return jsonEqual(a.Spec, b.(*appsv1.ReplicaSet).Spec)
 	case *appsv1.Deployment:
 		return jsonEqual(a.Spec, b.(*appsv1.Deployment).Spec)
+	case *appsv1.StatefulSet:
+		return jsonEqual(a.Spec, b.(*appsv1.StatefulSet).Spec)
+	case *batchv1.Job:
+		return jsonEqual(a.Spec, b.(*batchv1.Job).Spec)
 	}
 	return true
 }

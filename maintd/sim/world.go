@@ -79,6 +79,24 @@ type World struct {
 	// another app or spans two, a minAvailable raised or lowered).
 	budgeting *rand.Rand
 	budgets   bool
+	// kinding draws, apart from rng, whether a seed has workloads of
+	// other kinds than Deployment (1 seed in 3: a StatefulSet, a Job, a
+	// bare pod, plans listing their workloads) and their actors.
+	kinding *rand.Rand
+	kinds   bool
+	// autoscaling draws, apart from rng, whether a HorizontalPodAutoscaler
+	// scales one of the apps (1 seed in 4), and when its controller
+	// changes the app's replicas.
+	autoscaling *rand.Rand
+	hpa         bool
+	// placing draws, apart from rng, whether a seed's scheduler meets
+	// constraints (1 seed in 4: requests against smaller nodes, a tainted
+	// node for a workload that tolerates it and requires it by affinity,
+	// a workload spread over the hostnames) and the person who makes room.
+	placing *rand.Rand
+	placed  bool
+	// scheduled: the setup's pods are placed by the scheduler.
+	scheduled bool
 	// lowering draws, apart from the others, when a person in a surge
 	// seed lowers an app's replicas, maybe while a surge holds it.
 	lowering *rand.Rand
@@ -194,7 +212,8 @@ func retries(pr string) bool {
 func New(seed int64) *World {
 	w := &World{Seed: seed, MaxNodes: 1, rng: rand.New(rand.NewPCG(uint64(seed), 0x5e171)), pinning: rand.New(rand.NewPCG(uint64(seed), 0x919)),
 		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), pausing: rand.New(rand.NewPCG(uint64(seed), 0xba05e)),
-		starting: rand.New(rand.NewPCG(uint64(seed), 0x57a27)), orphaning: rand.New(rand.NewPCG(uint64(seed), 0x0e9a)), lowering: rand.New(rand.NewPCG(uint64(seed), 0x10e3)),
+		starting: rand.New(rand.NewPCG(uint64(seed), 0x57a27)), orphaning: rand.New(rand.NewPCG(uint64(seed), 0x0e9a)), lowering: rand.New(rand.NewPCG(uint64(seed), 0x10e3)), kinding: rand.New(rand.NewPCG(uint64(seed), 0x4b1d)),
+		autoscaling: rand.New(rand.NewPCG(uint64(seed), 0x4a5)), placing: rand.New(rand.NewPCG(uint64(seed), 0x91ace)),
 		faulting: rand.New(rand.NewPCG(uint64(seed), 0xfa17)), budgeting: rand.New(rand.NewPCG(uint64(seed), 0xb0d9)),
 		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
@@ -254,11 +273,21 @@ type Scenario struct {
 	// Campaign, when set, is created (as campaign "fleet") after the
 	// plans.
 	Campaign *api.MaintenanceCampaignSpec
+	// Taints and CPU (allocatable, "8" when unset) of nodes, by name.
+	Taints map[string][]corev1.Taint
+	CPU    map[string]string
+	// Scheduled has the scheduler place the workloads' first pods (else
+	// they are bound round-robin).
+	Scheduled bool
 }
 
-// Workload is one Deployment of a scenario.
+// Workload is one Deployment of a scenario, or a workload of another
+// kind.
 type Workload struct {
-	Name     string
+	Name string
+	// Kind is "" for a Deployment, or StatefulSet, Job (its ReadyAfter is
+	// how long its pod runs), Pod (a bare pod).
+	Kind     string
 	Replicas int
 	PDB      string
 	// ReadyAfter is the seconds a replacement takes to be Ready (-1: never).
@@ -268,6 +297,36 @@ type Workload struct {
 	NodeSelector map[string]string
 	// On, when set, is the node its pods are placed on first.
 	On string
+	// CPU is what each pod requests ("" none); Tolerate names a taint key
+	// its pods tolerate; Affinity requires of a node the label pairs
+	// (key In value); Spread spreads them over the hostnames, maxSkew 1,
+	// DoNotSchedule.
+	CPU      string
+	Tolerate string
+	Affinity map[string]string
+	Spread   bool
+}
+
+// constrain sets in spec what the workload asks of where its pods run.
+func (wl Workload) constrain(spec *corev1.PodSpec) {
+	if wl.CPU != "" {
+		spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(wl.CPU)}
+	}
+	if wl.Tolerate != "" {
+		spec.Tolerations = []corev1.Toleration{{Key: wl.Tolerate, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	}
+	if len(wl.Affinity) > 0 {
+		var reqs []corev1.NodeSelectorRequirement
+		for _, k := range sortedKeys(wl.Affinity) {
+			reqs = append(reqs, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: []string{wl.Affinity[k]}})
+		}
+		spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: reqs}}}}}
+	}
+	if wl.Spread {
+		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
+			WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": wl.Name}}}}
+	}
 }
 
 // draw draws a scenario from the seed.
@@ -336,6 +395,23 @@ func (w *World) draw() Scenario {
 		}
 		sc.Campaign = spec
 	}
+	w.drawKinds(&sc)
+	w.drawPlacement(&sc)
+	if ar := w.autoscaling; ar.IntN(4) == 0 {
+		// An autoscaler scales one of the apps (not the surge's own app,
+		// which has one at 1 in 4 of the surge seeds), between 1 and 4
+		// replicas, as its controller decides.
+		var apps []string
+		for _, wl := range sc.Workloads {
+			if wl.Kind == "" && wl.Name != "single" && !slices.Contains(sc.Autoscaled, wl.Name) {
+				apps = append(apps, wl.Name)
+			}
+		}
+		if len(apps) > 0 {
+			w.hpa = true
+			sc.Autoscaled = append(sc.Autoscaled, apps[ar.IntN(len(apps))])
+		}
+	}
 	return sc
 }
 
@@ -348,10 +424,16 @@ func (w *World) Setup(sc Scenario) {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}}}
 		maps.Copy(node.Labels, sc.Labels[name])
 		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
-		node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")}
+		cpu := "8"
+		if c, ok := sc.CPU[name]; ok {
+			cpu = c
+		}
+		node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")}
+		node.Spec.Taints = sc.Taints[name]
 		w.must(w.s.create(nodesR, node))
 	}
 	start := 0
+	w.scheduled = sc.Scheduled
 	for _, wl := range sc.Workloads {
 		w.workload(wl, sc.Nodes, start)
 		if !sc.FromFirstNode {
@@ -401,6 +483,10 @@ func (w *World) must(_ runtime.Object, err error) {
 // workload creates a Deployment, its ReplicaSet, its pods on the nodes
 // (round-robin from node start) and its PDB.
 func (w *World) workload(wl Workload, nodes, start int) {
+	if wl.Kind != "" {
+		w.other(wl, nodes, start)
+		return
+	}
 	sel := map[string]string{"app": wl.Name}
 	grace := int64(30)
 	replicas := int32(wl.Replicas)
@@ -410,6 +496,7 @@ func (w *World) workload(wl Workload, nodes, start int) {
 	}
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel, Annotations: map[string]string{readyAfter: ready, exitAfter: fmt.Sprint(w.rng.IntN(10))}},
 		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, NodeSelector: wl.NodeSelector, Containers: []corev1.Container{{Name: "c", Image: "app"}}}}
+	wl.constrain(&tmpl.Spec)
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: wl.Name},
 		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel}, Template: tmpl}}
 	o, err := w.s.create(depsR, dep)
@@ -443,9 +530,17 @@ func (w *World) workload(wl Workload, nodes, start int) {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: fmt.Sprintf("%s-%d", rs.Name, i), Labels: sel,
 			Annotations:     map[string]string{readyAfter: "0", exitAfter: tmpl.Annotations[exitAfter]},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}},
-			Spec: corev1.PodSpec{NodeName: fit[i%len(fit)], TerminationGracePeriodSeconds: &grace, NodeSelector: wl.NodeSelector}}
+			Spec: podSpec(tmpl.Spec)}
+		if !w.scheduled {
+			pod.Spec.NodeName = fit[i%len(fit)]
+		}
 		w.must(w.s.create(podsR, pod))
 	}
+	w.pdbs(wl, sel, replicas)
+}
+
+// pdbs creates a workload's budgets, by its PDB kind; w.mu is held.
+func (w *World) pdbs(wl Workload, sel map[string]string, replicas int32) {
 	pdb := func(name string, min, maxU *intstr.IntOrString) {
 		w.must(w.s.create(pdbsR, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
 			Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: sel}, MinAvailable: min, MaxUnavailable: maxU}}))
@@ -482,6 +577,7 @@ func (w *World) cluster() int {
 	n += k
 	n += w.s.deployments()
 	n += w.s.replicaSets(w.readyDelay)
+	n += w.s.statefulSets(w.readyDelay) + w.s.jobs()
 	d, _ := w.s.disruption(true)
 	return n + d + w.collect()
 }
@@ -642,6 +738,8 @@ func (w *World) step() {
 		case 2:
 			w.s.deployments()
 			w.s.replicaSets(w.readyDelay)
+			w.s.statefulSets(w.readyDelay)
+			w.s.jobs()
 		case 3:
 			w.s.disruption(true)
 		}
