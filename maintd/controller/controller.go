@@ -121,11 +121,13 @@ type Config struct {
 const DefaultRequestTimeout = 30 * time.Second
 
 // RecordDelay bounds how long the verdict of evictions that were all
-// accepted waits, in memory, for the plan's next status change (its next
-// requests, or a wait for a budget) to be written with it
-// (controller.unwritten). A restart in between loses nothing: the status
-// shows the requests, whose pods are read before anything is sent again.
-const RecordDelay = 5 * time.Second
+// accepted, and the steps of a drain that send nothing, wait in memory for
+// the plan's next requests to be written with them (controller.unwritten):
+// the steps that follow one another within it cost one write, and every
+// moment of a drain shows in the plan's status within it. A restart in
+// between loses nothing: the status shows the requests, whose pods are
+// read before anything is sent again.
+const RecordDelay = time.Second
 
 // unwrittenRecord is a plan as written (its resourceVersion) with the
 // verdict recorded at at as its status.
