@@ -455,7 +455,11 @@ func (w *World) switchOn() int {
 // switch since in caught up (read it live), as people's records say: in
 // knew of it whatever its caches show; w.mu is held.
 func (w *World) pausedSinceCatchUp(in *instance) bool {
-	return in.pausedAtCatchUp != 0 && in.pausedAtCatchUp == w.switchOn()
+	on := w.switchOn()
+	if in.deposed {
+		on = in.switchAtDepose // what its requests in flight were sent under
+	}
+	return in.pausedAtCatchUp != 0 && in.pausedAtCatchUp == on
 }
 
 // pausedFor reports whether in's caches show the pause switch, or the

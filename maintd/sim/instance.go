@@ -27,6 +27,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-evict/evict"
 	pfake "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/fake"
 	"github.com/sentinel-go/sentinel/maintd/controller"
+	"github.com/sentinel-go/sentinel/maintd/drain"
 )
 
 // instance is one maintd process: a real controller on clients whose
@@ -50,6 +51,19 @@ type instance struct {
 	selector labels.Selector
 	// dead: killed; every request it makes fails as if never sent.
 	dead bool
+	// deposed: it lost its lease while workers of it were in the middle
+	// of their keys, and a new leader may start. Until its requests time
+	// out (deposedAt plus the request timeout; an eviction's, plus its
+	// evictionTimeout) each of those workers (flying) goes on once, to
+	// its next interleaving point: what it was about to send reaches the
+	// server, in flight. Its watches bring nothing more. What the world
+	// showed it when it was deposed (the pause switch, the end of a
+	// throttle's wait) is what its requests in flight were sent under.
+	deposed           bool
+	deposedAt         time.Time
+	flying            []*worker
+	switchAtDepose    int
+	throttledAtDepose time.Time
 	// caughtUp: it has read the plans live, as a new leader does.
 	caughtUp bool
 	// pausedAtCatchUp is the pause switch (World.switches) the server held when
@@ -203,6 +217,10 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 	if l, ok := a.(k8stesting.ListActionImpl); a.GetVerb() == "get" || ok && l.ListOptions.ResourceVersion == "" {
 		w.actions++ // a live read, answered or failed, is a fact the next status may record
 	}
+	if in.deposed && !w.clock.Now().Before(in.deposedAt.Add(controller.DefaultRequestTimeout)) {
+		w.logf("%s (deposed): %s %s -> timed out in flight", in.name, a.GetVerb(), describeAction(a))
+		return true, nil, context.DeadlineExceeded
+	}
 	f := w.fault(in, a)
 	if f == killBefore {
 		in.dead = true
@@ -325,7 +343,7 @@ func (w *World) watch(in *instance, a k8stesting.Action) (bool, watch.Interface,
 // changed queues a change for every live instance.
 func (w *World) changed(r schema.GroupVersionResource, ev watch.Event) {
 	for _, in := range w.instances {
-		if !in.dead {
+		if !in.dead && !in.deposed {
 			in.pending[r] = append(in.pending[r], watch.Event{Type: ev.Type, Object: ev.Object.DeepCopyObject()})
 		}
 	}
@@ -387,6 +405,10 @@ func (p poster) PostEviction(ctx context.Context, ev *policyv1.Eviction) (evict.
 		return evict.Answer{}, errKilled
 	}
 	w.actions++ // an answer, whatever it is, is a fact the next status records
+	if p.in.deposed && !w.clock.Now().Before(p.in.deposedAt.Add(drain.DefaultEvictionTimeout)) {
+		w.logf("%s (deposed): evict %s/%s -> timed out in flight", p.in.name, ev.Namespace, ev.Name)
+		return evict.Answer{}, context.DeadlineExceeded
+	}
 	a := k8stesting.NewCreateAction(podsR, ev.Namespace, ev)
 	a.Subresource = "eviction"
 	f := w.fault(p.in, a)

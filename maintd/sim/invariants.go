@@ -44,8 +44,12 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 	if w.pausedFor(in) {
 		w.violate("%s evicted %s/%s while maintenance was paused (its caches showed the switch, or the server has held the switch it read when it took over)", in.name, ev.Namespace, ev.Name)
 	}
-	if now := w.clock.Now(); now.Before(w.throttled) {
-		w.violate("%s evicted %s/%s %s before the Retry-After of a throttling 429 ended", in.name, ev.Namespace, ev.Name, w.throttled.Sub(now))
+	throttled := w.throttled
+	if in.deposed {
+		throttled = in.throttledAtDepose // what it was sent under
+	}
+	if now := w.clock.Now(); now.Before(throttled) {
+		w.violate("%s evicted %s/%s %s before the Retry-After of a throttling 429 ended", in.name, ev.Namespace, ev.Name, throttled.Sub(now))
 	}
 	o, ok := in.mirror[podsR][key(ev.Namespace, ev.Name)]
 	if !ok {
@@ -84,16 +88,19 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 	}
 	rv, _ := parseRV(pdb.ResourceVersion)
 	pk := key(pdb.Namespace, pdb.Name)
-	if at, ok := w.refused[pk]; ok && rv <= at {
+	if at, ok := w.refused[pk]; ok && rv <= at && !(in.deposed && !w.refusedAt[pk].Before(in.deposedAt)) {
 		w.violate("%s evicted %s/%s under PDB %s again before a newer status of it (429 at version %d, cache at %d)", in.name, ev.Namespace, ev.Name, pk, at, rv)
 	}
 	if pdb.Status.ObservedGeneration < pdb.Generation {
 		w.violate("%s evicted %s/%s while its cache shows PDB %s not yet processed", in.name, ev.Namespace, ev.Name, pk)
 		return
 	}
+	// The evictions of maintd that its caches do not show yet, but those
+	// of another process it could not know of: an old leader's in flight
+	// (sent while deposed), or, for an old leader, the new one's since.
 	unseen := 0
 	for _, e := range w.spent[pk] {
-		if e > rv {
+		if e.rv > rv && (e.by == in.id || !e.deposed && !(in.deposed && !e.at.Before(in.deposedAt))) {
 			unseen++
 		}
 	}
@@ -225,6 +232,9 @@ func (w *World) madePlan(in *instance, p *api.MaintenancePlan) {
 	for _, o := range w.s.list(campsR, "", nil) {
 		camps[keyOf(o)] = o
 	}
+	if in.deposed {
+		camps = in.mirror[campsR] // what its decision, in flight, was made on
+	}
 	if w.pausedFor(in) || breakerOpen(campaignOf(p, camps)) {
 		w.violate("%s made plan %s while maintenance was paused (its caches, or the switch it read when it took over), or its campaign's breaker open", in.name, p.Name)
 	}
@@ -246,7 +256,7 @@ func (w *World) evicted(in *instance, ev *policyv1.Eviction, v Verdict) {
 	w.logf("%s: evict %s/%s -> %d %s", in.name, ev.Namespace, ev.Name, v.Code, statusText(v.Status))
 	if v.PDB != "" {
 		pk := key(ev.Namespace, v.PDB)
-		w.spent[pk] = append(w.spent[pk], v.PDBVersion)
+		w.spent[pk] = append(w.spent[pk], spend{rv: v.PDBVersion, by: in.id, deposed: in.deposed, at: w.clock.Now()})
 	}
 	if v.Applied {
 		uid := *ev.DeleteOptions.Preconditions.UID
@@ -267,6 +277,7 @@ func (w *World) evicted(in *instance, ev *policyv1.Eviction, v Verdict) {
 		if o, ok := in.mirror[pdbsR][pk]; ok {
 			rv, _ := parseRV(o.(*policyv1.PodDisruptionBudget).ResourceVersion)
 			w.refused[pk] = max(w.refused[pk], rv)
+			w.refusedAt[pk] = w.clock.Now()
 		}
 	}
 }
@@ -310,14 +321,17 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	if !w.throttle.IsZero() {
 		w.throttled, w.throttle = w.throttle, time.Time{}
 	}
+	if in.deposed && p.Status.Phase == api.Cordoning {
+		w.late[p.UID] = true
+	}
 	switch ep := p.Status.EvictionProgress; {
 	case p.Status.Phase == api.Cordoning:
 		if _, ok := w.drainStart[p.UID]; !ok {
-			w.startsInTime(p)
+			w.startsInTime(in, p)
 			w.drainsOnce(p)
 			// The second the status records: the API keeps times to the
 			// second, and the deadline counts from startedAt.
-			w.drainStart[p.UID] = w.clock.Now().Truncate(time.Second)
+			w.drainStart[p.UID] = w.sentAt(in).Truncate(time.Second)
 			w.replaceable(in, p)
 		}
 	case ep == nil || ep.Scope == "":
@@ -366,12 +380,12 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 // its creation plus spec.startWithin (an hour when unset, as the CRD
 // defaults it), to the second the API keeps; and not once its campaign
 // has failed. w.mu is held.
-func (w *World) startsInTime(p *api.MaintenancePlan) {
+func (w *World) startsInTime(in *instance, p *api.MaintenancePlan) {
 	within := time.Hour
 	if p.Spec.StartWithin != nil {
 		within = p.Spec.StartWithin.Duration
 	}
-	now := w.clock.Now()
+	now := w.sentAt(in)
 	if by := p.CreationTimestamp.Add(within); now.Sub(by) >= time.Second {
 		w.violate("plan %s started its drain at %s, past its start-by %s (created %s, startWithin %s)", p.Name, now.Format(time.RFC3339), by.Format(time.RFC3339), p.CreationTimestamp.Format(time.RFC3339), within)
 	}
@@ -382,6 +396,15 @@ func (w *World) startsInTime(p *api.MaintenancePlan) {
 			}
 		}
 	}
+}
+
+// sentAt is when in sent the request being served: now, or for a deposed
+// instance (its request in flight) when it lost its lease at the latest.
+func (w *World) sentAt(in *instance) time.Time {
+	if in.deposed {
+		return in.deposedAt
+	}
+	return w.clock.Now()
 }
 
 // drainsOnce checks a plan's start of its drain against the campaign that
@@ -653,14 +676,22 @@ func (w *World) check() {
 			}
 		}
 	}
-	if len(held) > w.MaxNodes {
-		w.violate("%d nodes in maintenance (%s), more than %d", len(held), strings.Join(sortedKeys(held), ", "), w.MaxNodes)
+	// An old leader's cordon intent written in flight, after the new
+	// leader counted the slots, explains one node more each.
+	late := 0
+	for _, uid := range held {
+		if w.late[uid] {
+			late++
+		}
+	}
+	if len(held) > w.MaxNodes+late {
+		w.violate("%d nodes in maintenance (%s), more than %d (and %d an old leader's writes in flight explain)", len(held), strings.Join(sortedKeys(held), ", "), w.MaxNodes, late)
 	}
 }
 
 // held is the nodes in maintenance on the server (slots.Held, the
 // definition maintd decides by, over the server's objects); w.mu is held.
-func (w *World) held() map[string]bool {
+func (w *World) held() map[string]types.UID {
 	var plans []*api.MaintenancePlan
 	for _, o := range w.s.list(plansR, "", nil) {
 		plans = append(plans, o.(*api.MaintenancePlan))
@@ -670,9 +701,9 @@ func (w *World) held() map[string]bool {
 		node := o.(*corev1.Node)
 		owners[node.Name] = node.Annotations[cordon.OwnerAnnotation]
 	}
-	held := map[string]bool{}
+	held := map[string]types.UID{}
 	for _, h := range slots.Held(plans, owners) {
-		held[h.Node] = true
+		held[h.Node] = h.Plan.UID
 	}
 	return held
 }

@@ -1,5 +1,14 @@
 package sim
 
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/sentinel-go/sentinel/maintd/controller"
+)
+
 // worker is one of a leader's workers: a goroutine that reconciles one
 // queued key at a time, as Run's workers do. The world runs one goroutine
 // at a time: a worker runs until its next request to the API (it parks
@@ -100,4 +109,44 @@ func (w *World) yield(in *instance) {
 	}
 	wk.park <- false
 	<-wk.run
+}
+
+// depose takes the lease from the leader in while its workers are in the
+// middle of their keys: a new leader may start, and what each worker was
+// about to send is still in flight (inflight). One with nothing in flight
+// stops at once.
+func (w *World) depose(in *instance) {
+	w.mu.Lock()
+	in.deposed, in.deposedAt = true, w.clock.Now()
+	in.switchAtDepose, in.throttledAtDepose = w.switchOn(), w.throttled
+	in.pending = map[schema.GroupVersionResource][]watch.Event{}
+	in.flying = slices.Clone(in.parked)
+	w.mu.Unlock()
+	w.logf("leader change: %s loses its lease, %d workers in the middle of their keys (their requests in flight for %s)", in.name, len(in.flying), controller.DefaultRequestTimeout)
+	if len(in.flying) == 0 {
+		w.stop(in, "stop")
+	}
+}
+
+// inflight lets one worker of a deposed instance go on to its next
+// interleaving point (its request in flight reaches the server), or stops
+// the instance once no worker of it is left in flight or its requests
+// timed out; false when no instance is deposed.
+func (w *World) inflight() bool {
+	for _, in := range w.instances {
+		if !in.deposed {
+			continue
+		}
+		if len(in.flying) == 0 || !w.clock.Now().Before(in.deposedAt.Add(controller.DefaultRequestTimeout)) {
+			w.stop(in, "deposed, its requests done or timed out: stop")
+			return true
+		}
+		i := w.leading.IntN(len(in.flying))
+		wk := in.flying[i]
+		in.flying = slices.Delete(in.flying, i, i+1)
+		w.logf("in flight: a worker of %s (deposed) goes on", in.name)
+		w.resume(in, wk)
+		return true
+	}
+	return false
 }

@@ -97,6 +97,16 @@ type World struct {
 	placed  bool
 	// scheduled: the setup's pods are placed by the scheduler.
 	scheduled bool
+	// leading draws, apart from rng, whether a seed has two leaders at
+	// once (1 seed in 3: a leader loses its lease while its workers are in
+	// the middle of their keys, their requests still in flight as the new
+	// leader starts), and when.
+	leading *rand.Rand
+	overlap bool
+	// late are the plans whose cordon intent (Cordoning) a deposed leader
+	// wrote: each may hold a slot that the new leader, which counted the
+	// slots before the write landed, did not see.
+	late map[types.UID]bool
 	// lowering draws, apart from the others, when a person in a surge
 	// seed lowers an app's replicas, maybe while a surge holds it.
 	lowering *rand.Rand
@@ -149,7 +159,8 @@ type World struct {
 	// throttle is a throttling 429's wait, in force once its batch of
 	// requests (sent in parallel, or one after the other here) is recorded.
 	throttle   time.Time
-	spent      map[string][]int64      // PDB -> the versions maintd's evictions spent it at
+	spent      map[string][]spend      // PDB -> the evictions of maintd that spent it
+	refusedAt  map[string]time.Time    // PDB -> when the last 429 of it was answered
 	actions    int64                   // evictions maintd sent
 	refused    map[string]int64        // PDB -> the version a 429 was answered at
 	drainStart map[types.UID]time.Time // plan -> when its status first said Cordoning
@@ -167,6 +178,16 @@ type World struct {
 	// switches counts the pause switches people created: each creation
 	// is a new switch.
 	switches int
+}
+
+// spend is an eviction of maintd that spent a budget: the budget's version
+// after it, the instance that sent it, whether that instance had lost its
+// lease (in flight), and when.
+type spend struct {
+	rv      int64
+	by      int
+	deposed bool
+	at      time.Time
 }
 
 // surgeRecord is one surge as the world saw it.
@@ -214,9 +235,10 @@ func New(seed int64) *World {
 		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), pausing: rand.New(rand.NewPCG(uint64(seed), 0xba05e)),
 		starting: rand.New(rand.NewPCG(uint64(seed), 0x57a27)), orphaning: rand.New(rand.NewPCG(uint64(seed), 0x0e9a)), lowering: rand.New(rand.NewPCG(uint64(seed), 0x10e3)), kinding: rand.New(rand.NewPCG(uint64(seed), 0x4b1d)),
 		autoscaling: rand.New(rand.NewPCG(uint64(seed), 0x4a5)), placing: rand.New(rand.NewPCG(uint64(seed), 0x91ace)),
+		leading: rand.New(rand.NewPCG(uint64(seed), 0x1ead)), late: map[types.UID]bool{},
 		faulting: rand.New(rand.NewPCG(uint64(seed), 0xfa17)), budgeting: rand.New(rand.NewPCG(uint64(seed), 0xb0d9)),
 		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
-		evictions: map[types.UID]int{}, spent: map[string][]int64{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
+		evictions: map[types.UID]int{}, spent: map[string][]spend{}, refusedAt: map[string]time.Time{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
 		silence: map[types.UID]*silence{}, surges: map[string]*surgeRecord{}, moved: map[string]*move{}, uncordoned: map[string]time.Time{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
 	w.s.watch = func(r schema.GroupVersionResource, ev watch.Event, _ bool) { w.changed(r, ev) }
@@ -366,6 +388,7 @@ func (w *World) draw() Scenario {
 	}
 	w.pauses = w.pausing.IntN(5) == 0
 	w.faulty = w.faulting.IntN(2) == 0
+	w.overlap = w.leading.IntN(3) == 0
 	w.budgets = w.budgeting.IntN(3) == 0
 	if sr := w.surging; sr.IntN(3) == 0 {
 		// The plans move with a surge the pods whose budget never allows
@@ -623,10 +646,11 @@ func (w *World) reap() {
 	}
 }
 
-// leader is the instance that reconciles: the first live one.
+// leader is the instance that reconciles: the first live one that has
+// not lost its lease.
 func (w *World) leader() *instance {
 	for _, in := range w.instances {
-		if !in.dead {
+		if !in.dead && !in.deposed {
 			return in
 		}
 	}
@@ -656,7 +680,7 @@ func (w *World) next() time.Time {
 		}
 	}
 	for _, in := range w.instances {
-		if !in.dead {
+		if !in.dead && !in.deposed {
 			earlier(in.queue.flush())
 			earlier(in.campaigns.flush())
 		}
@@ -701,8 +725,15 @@ func (w *World) step() {
 		w.start(labels.Everything(), "")
 		return
 	}
+	if w.overlap && w.leading.IntN(2) == 0 && w.inflight() {
+		return
+	}
 	n := r.IntN(100)
 	if in := w.leader(); len(in.parked) > 0 {
+		if w.overlap && w.leading.IntN(12) == 0 {
+			w.depose(in)
+			return
+		}
 		// While workers are in the middle of their keys, only they go
 		// on: the seed interleaves their decisions, and the world waits
 		// (what they decided from is what their caches show when they
@@ -771,6 +802,11 @@ func (w *World) step() {
 func (w *World) Settle(d time.Duration) {
 	w.armed = nil
 	w.Faults = false
+	for _, in := range slices.Clone(w.instances) {
+		if in.deposed {
+			w.stop(in, "deposed: stop")
+		}
+	}
 	w.mu.Lock()
 	if _, err := w.s.get(cmsR, pauseSwitch.Namespace, pauseSwitch.Name); err == nil {
 		w.togglePause() // the incident is over
