@@ -545,6 +545,7 @@ func TestSchedules(t *testing.T) {
 			if *show {
 				t.Log(trace)
 			}
+			w.Close()
 		})
 	}
 }

@@ -60,6 +60,7 @@ func TestSim(t *testing.T) {
 					}
 					mu.Unlock()
 				}
+				w.Close()
 			}
 		})
 	}
@@ -123,5 +124,6 @@ func TestFixedSeeds(t *testing.T) {
 			t.Errorf("seed %d (%s): %d broken promises, first: %s; harness: %q\nreplay: go test ./sim -run 'TestSim$' -seed %d -show\n%s",
 				s, what, len(v), first(v), f, s, tail(w.Trace(), 80))
 		}
+		w.Close()
 	}
 }
