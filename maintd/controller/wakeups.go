@@ -3,6 +3,7 @@ package controller
 import (
 	"maps"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -203,8 +204,9 @@ func (c *Controller) handleEvents(s sources) {
 	on(s.pod, gone(c.podChanged))
 	on(s.pdb, gone(c.budgetChanged))
 	// The owners and volumes the analysis reads: their adds, deletes and
-	// spec changes (a new generation; their other updates are status
-	// churn).
+	// spec changes (a new generation), and their replicas and Ready
+	// replicas (a workload whose every Ready replica is on the node:
+	// all-replicas-on-node); their other updates are status churn.
 	for _, i := range []cache.SharedIndexInformer{s.rs, s.dep, s.sts, s.ds, s.job, s.cron, s.pv, s.pvc, s.hpa} {
 		on(i, func(old, obj any) {
 			m, err := meta(old, obj)
@@ -221,7 +223,7 @@ func (c *Controller) handleEvents(s sources) {
 			// A surge's mark put or taken away is no new generation, and
 			// another plan's surge waits for it.
 			if o, err := apimeta.Accessor(old); old != nil && obj != nil && err == nil && o.GetGeneration() == m.GetGeneration() &&
-				o.GetAnnotations()[drain.SurgeAnnotation] == m.GetAnnotations()[drain.SurgeAnnotation] {
+				o.GetAnnotations()[drain.SurgeAnnotation] == m.GetAnnotations()[drain.SurgeAnnotation] && replicasOf(old) == replicasOf(obj) {
 				return
 			}
 			c.wake(waits.Wait{On: waits.Owners, Key: m.GetNamespace()})
@@ -230,6 +232,20 @@ func (c *Controller) handleEvents(s sources) {
 	if s.pause != nil {
 		on(s.pause, c.paused)
 	}
+}
+
+// replicasOf is what the analysis reads of an owner's status: its replicas
+// and Ready replicas (zero for the other kinds).
+func replicasOf(o any) [2]int32 {
+	switch o := o.(type) {
+	case *appsv1.ReplicaSet:
+		return [2]int32{o.Status.Replicas, o.Status.ReadyReplicas}
+	case *appsv1.Deployment:
+		return [2]int32{o.Status.Replicas, o.Status.ReadyReplicas}
+	case *appsv1.StatefulSet:
+		return [2]int32{o.Status.Replicas, o.Status.ReadyReplicas}
+	}
+	return [2]int32{}
 }
 
 // meta is the object of an add (obj) or a delete (old).

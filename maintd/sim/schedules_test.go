@@ -488,6 +488,31 @@ var schedules = map[string]struct {
 			}
 		},
 	},
+	"21 a pod that starts to go wakes the plans that read its namespace's pods": {
+		// A StatefulSet's two pods, db-0 on node-1 and db-1 on node-2. A
+		// person cordons node-2 and node-3: the plan for node-1 is Blocked,
+		// its drain never completes (db-0 can go nowhere). Another drainer
+		// evicts db-1, which takes 30 s to go (the StatefulSet makes its
+		// replacement only then): db-0 is now its workload's only replica
+		// not going, a high-risk finding the plan must show. The finding
+		// follows the StatefulSet's status (its Ready replicas) and no
+		// replacement is made meanwhile: the owner's status must wake the
+		// plan (it did not, as status churn: the plan woke only once db-1
+		// was gone; seed 1928 of the world with StatefulSets found it).
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "db", Kind: statefulSet, Replicas: 2, PDB: "none"}}},
+		maxNodes: 1,
+		path:     []string{"Blocked on b: the drain of node node-1 would never complete", "another drainer: evict db-1 -> 201", "high-risk findings on pods to evict: shop/db-0: all-replicas-on-node"},
+		run: func(w *World) {
+			w.edit(podsR, Namespace, "db-1", func(o any) { o.(*corev1.Pod).Annotations[exitAfter] = "30" })
+			for _, n := range []string{"node-2", "node-3"} {
+				w.edit(nodesR, "", n, func(o any) { o.(*corev1.Node).Spec.Unschedulable = true })
+			}
+			w.createPlan("b", planSpec("node-1"))
+			w.rounds(5, time.Second, resources...)
+			w.evictBy("db-1")
+			w.rounds(3, time.Second, resources...)
+		},
+	},
 	"9 slots are counted across selectors": {
 		// Two maintd with --selector team=a and team=b, one slot each: the
 		// slot is cluster-wide, so b's plan waits while a's holds a node.
