@@ -420,7 +420,7 @@ func (p poster) PostEviction(ctx context.Context, ev *policyv1.Eviction) (evict.
 	case throttle:
 		w.logf("%s: evict %s/%s -> 429 throttled (injected)", p.in.name, ev.Namespace, ev.Name)
 		st := apierrors.NewTooManyRequests("Too many requests, please try again later.", 1).Status()
-		w.throttle = w.clock.Now().Add(time.Second)
+		w.throttle, w.throttleBy = w.clock.Now().Add(time.Second), p.in.id
 		return evict.Answer{Code: http.StatusTooManyRequests, Status: &st}, nil
 	case timeoutNotSent:
 		w.logf("%s: evict %s/%s -> timeout, not applied (injected)", p.in.name, ev.Namespace, ev.Name)

@@ -45,8 +45,11 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 		w.violate("%s evicted %s/%s while maintenance was paused (its caches showed the switch, or the server has held the switch it read when it took over)", in.name, ev.Namespace, ev.Name)
 	}
 	throttled := w.throttled
-	if in.deposed {
+	switch {
+	case in.deposed:
 		throttled = in.throttledAtDepose // what it was sent under
+	case w.throttledLate && w.throttledBy != in.id:
+		throttled = time.Time{}
 	}
 	if now := w.clock.Now(); now.Before(throttled) {
 		w.violate("%s evicted %s/%s %s before the Retry-After of a throttling 429 ended", in.name, ev.Namespace, ev.Name, throttled.Sub(now))
@@ -270,7 +273,7 @@ func (w *World) evicted(in *instance, ev *policyv1.Eviction, v Verdict) {
 	}
 	res := evict.Classify(v.Code, v.Status, nil)
 	if res.Outcome == evict.Throttled {
-		w.throttle = w.clock.Now().Add(time.Duration(res.RetryAfterSeconds) * time.Second)
+		w.throttle, w.throttleBy = w.clock.Now().Add(time.Duration(res.RetryAfterSeconds)*time.Second), in.id
 	}
 	if res.Outcome == evict.BudgetExhausted && res.PDB != nil {
 		pk := key(ev.Namespace, res.PDB.Name)
@@ -318,8 +321,11 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	if !ok || a.GetSubresource() != "status" {
 		return
 	}
-	if !w.throttle.IsZero() {
-		w.throttled, w.throttle = w.throttle, time.Time{}
+	if !w.throttle.IsZero() && w.throttleBy == in.id {
+		// Recorded by the instance that got it: in force for every
+		// instance, but an old leader's record in flight, which the new
+		// one (caught up before it landed) cannot know of.
+		w.throttled, w.throttle, w.throttledBy, w.throttledLate = w.throttle, time.Time{}, in.id, in.deposed
 	}
 	if in.deposed && p.Status.Phase == api.Cordoning {
 		w.late[p.UID] = true

@@ -158,13 +158,18 @@ type World struct {
 	throttled time.Time         // the end of the last throttling 429's Retry-After
 	// throttle is a throttling 429's wait, in force once its batch of
 	// requests (sent in parallel, or one after the other here) is recorded.
-	throttle   time.Time
-	spent      map[string][]spend      // PDB -> the evictions of maintd that spent it
-	refusedAt  map[string]time.Time    // PDB -> when the last 429 of it was answered
-	actions    int64                   // evictions maintd sent
-	refused    map[string]int64        // PDB -> the version a 429 was answered at
-	drainStart map[types.UID]time.Time // plan -> when its status first said Cordoning
-	silence    map[types.UID]*silence
+	throttle time.Time
+	// throttleBy is the instance that got that 429; throttledBy the one
+	// that recorded the wait in force, throttledLate whether it had lost
+	// its lease then (its record in flight).
+	throttleBy, throttledBy int
+	throttledLate           bool
+	spent                   map[string][]spend      // PDB -> the evictions of maintd that spent it
+	refusedAt               map[string]time.Time    // PDB -> when the last 429 of it was answered
+	actions                 int64                   // evictions maintd sent
+	refused                 map[string]int64        // PDB -> the version a 429 was answered at
+	drainStart              map[types.UID]time.Time // plan -> when its status first said Cordoning
+	silence                 map[types.UID]*silence
 	// moved are the first eviction of each pod lineage (store.lineage)
 	// by a campaign's plans, by campaign UID, wave and lineage;
 	// uncordoned is when a person last uncordoned each node.
