@@ -227,6 +227,9 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 		w.logf("kill %s before %s %s", in.name, a.GetVerb(), describeAction(a))
 		return true, nil, errKilled
 	}
+	if f == conflictWrite || f == readFail || f == readTimeout {
+		w.erred[in.id] = true
+	}
 	switch f {
 	case conflict, conflictWrite:
 		w.logf("409 to %s on %s %s", in.name, a.GetVerb(), describeAction(a))
@@ -250,6 +253,9 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 		before, _ = w.s.get(r, a.GetNamespace(), nameOf(a))
 	}
 	out, err := w.s.react(a)
+	if r := a.GetResource(); err != nil && write && (r == depsR || r == rsR || r == nodesR) {
+		w.erred[in.id] = true
+	}
 	if l, ok := a.(k8stesting.ListActionImpl); ok && err == nil && l.ListOptions.ResourceVersion != "" {
 		// An informer's list (from its cache's version, "0" at first); a
 		// live read asks for the newest ("").

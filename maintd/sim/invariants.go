@@ -363,6 +363,11 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 			timed = timed || a.Outcome == drain.Unknown || a.Outcome == drain.Requested || a.Outcome == drain.Gone
 		}
 	}
+	// A request of an act that failed (a 409, a failed or timed-out read)
+	// is tried again at once: the status written after it may be written
+	// once more, as after a wait on time.
+	timed = timed || w.erred[in.id]
+	delete(w.erred, in.id)
 	if sl == nil || sl.facts != facts || retries(sl.last) || sl.timed {
 		w.silence[p.UID] = &silence{facts: facts, last: pr, seen: map[string]bool{pr: true}, timed: timed}
 		return

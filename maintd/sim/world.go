@@ -180,6 +180,9 @@ type World struct {
 	// nodes a person listed in the campaign's spec.retry, by the same key.
 	drains  map[string][]types.UID
 	retried map[string]bool
+	// erred are the instances (by id) whose request of an act failed
+	// since their last status write (a 409, a failed or timed-out read).
+	erred map[int]bool
 	// switches counts the pause switches people created: each creation
 	// is a new switch.
 	switches int
@@ -240,7 +243,7 @@ func New(seed int64) *World {
 		surging: rand.New(rand.NewPCG(uint64(seed), 0x5e26e)), pausing: rand.New(rand.NewPCG(uint64(seed), 0xba05e)),
 		starting: rand.New(rand.NewPCG(uint64(seed), 0x57a27)), orphaning: rand.New(rand.NewPCG(uint64(seed), 0x0e9a)), lowering: rand.New(rand.NewPCG(uint64(seed), 0x10e3)), kinding: rand.New(rand.NewPCG(uint64(seed), 0x4b1d)),
 		autoscaling: rand.New(rand.NewPCG(uint64(seed), 0x4a5)), placing: rand.New(rand.NewPCG(uint64(seed), 0x91ace)),
-		leading: rand.New(rand.NewPCG(uint64(seed), 0x1ead)), late: map[types.UID]bool{},
+		leading: rand.New(rand.NewPCG(uint64(seed), 0x1ead)), late: map[types.UID]bool{}, erred: map[int]bool{},
 		faulting: rand.New(rand.NewPCG(uint64(seed), 0xfa17)), budgeting: rand.New(rand.NewPCG(uint64(seed), 0xb0d9)),
 		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]spend{}, refusedAt: map[string]time.Time{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
