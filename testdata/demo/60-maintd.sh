@@ -67,7 +67,12 @@ code=0
 echo "exit code: $code (3: blocked, a human must act)"
 [[ $code -eq 3 ]]
 echo "node-4 untouched: $("$kubectl" get node node-4 -o jsonpath='unschedulable={.spec.unschedulable} owner={.metadata.annotations.maintenance\.sentinel\.dev/cordon-owner}')"
-[[ "$("$kubectl" get mp node-4-firmware -o jsonpath='{.status.reason}')" == preflight-high-risk ]]
+[[ -z "$("$kubectl" get node node-4 -o jsonpath='{.spec.unschedulable}')" ]]
+# The plan never started, so it is gone (--keep would leave it): nothing is left for anybody to clean up.
+if "$kubectl" get mp node-4-firmware >/dev/null 2>&1; then
+	echo "demo: plan node-4-firmware is still there after it was blocked before it started" >&2
+	exit 1
+fi
 
 echo
 echo "checkout runs 2 replicas (node-2, node-3) under a PDB minAvailable: 2: no eviction is ever allowed, and a"
