@@ -41,6 +41,20 @@ var DefaultControllers = []string{
 	"node-lifecycle-controller", "persistentvolume-binder-controller",
 }
 
+// VolumeControllers are the kube-controller-manager controllers that
+// Options.Volumes adds: the attach-detach controller (it creates and
+// deletes the VolumeAttachments of CSI volumes) and the PV and PVC
+// protection controllers (without them a deleted PV or PVC keeps the
+// protection finalizer the API server's admission gave it, forever).
+var VolumeControllers = []string{
+	"persistentvolume-attach-detach-controller",
+	"persistentvolume-protection-controller", "persistentvolumeclaim-protection-controller",
+}
+
+// ControllerManagedAttachAnnotation on a node hands its volumes' attach and
+// detach to the attach-detach controller (a kubelet sets it by default).
+const ControllerManagedAttachAnnotation = "volumes.kubernetes.io/controller-managed-attach-detach"
+
 // Options configure Start. The zero value is a sensible default.
 type Options struct {
 	// BinDir holds etcd, kube-apiserver, ... (default: $SENTINEL_KUBE_BINS,
@@ -49,6 +63,12 @@ type Options struct {
 	// Controllers overrides DefaultControllers (e.g. without the garbage
 	// collector, for scenarios with dangling owners).
 	Controllers []string
+	// Volumes adds VolumeControllers to the controllers and makes CreateNodes
+	// annotate each node with ControllerManagedAttachAnnotation "true", as a
+	// kubelet does: the attach-detach controller then creates a
+	// VolumeAttachment for each CSI volume of a pod on a kwok node (an
+	// external attacher, such as package attacher, must attach it).
+	Volumes bool
 	// Log receives progress lines (default: discarded).
 	Log io.Writer
 }
@@ -66,6 +86,7 @@ type ControlPlane struct {
 	procs map[string]*process
 
 	controllers []string
+	volumes     bool
 	closeOnce   sync.Once
 	closed      chan struct{}
 	keep        bool
@@ -88,6 +109,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		log:         opts.Log,
 		procs:       map[string]*process{},
 		controllers: opts.Controllers,
+		volumes:     opts.Volumes,
 		closed:      make(chan struct{}),
 	}
 	if cp.log == nil {
@@ -95,6 +117,9 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	}
 	if len(cp.controllers) == 0 {
 		cp.controllers = DefaultControllers
+	}
+	if opts.Volumes {
+		cp.controllers = append(cp.controllers[:len(cp.controllers):len(cp.controllers)], VolumeControllers...)
 	}
 	go cp.closeOnSignal()
 	defer func() {

@@ -87,7 +87,8 @@ func (cp *ControlPlane) writeKwokConfig() error {
 }
 
 // CreateNodes creates kwok nodes with the given names, labelled with pool,
-// and waits until each is Ready and free of the not-ready taints.
+// and waits until each is Ready and free of the not-ready taints. With
+// Options.Volumes each is annotated ControllerManagedAttachAnnotation.
 func (cp *ControlPlane) CreateNodes(ctx context.Context, pool string, names ...string) error {
 	nodes := cp.Clientset(Admin).CoreV1().Nodes()
 	capacity := corev1.ResourceList{
@@ -103,6 +104,9 @@ func (cp *ControlPlane) CreateNodes(ctx context.Context, pool string, names ...s
 				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
 			},
 			Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+		}
+		if cp.volumes {
+			node.Annotations[ControllerManagedAttachAnnotation] = "true"
 		}
 		if _, err := nodes.Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create node %s: %w", name, err)
