@@ -228,6 +228,18 @@ func relist(ctx context.Context, c kubernetes.Interface, rv string) (*snapshot.S
 	if l, err := c.AutoscalingV2().HorizontalPodAutoscalers("").List(ctx, at); ok(err) {
 		s.HorizontalPodAutoscalers = l.Items
 	}
+	if l, err := c.StorageV1().VolumeAttachments().List(ctx, at); ok(err) {
+		s.VolumeAttachments = l.Items
+	}
+	if l, err := c.StorageV1().CSIDrivers().List(ctx, at); ok(err) {
+		s.CSIDrivers = l.Items
+	}
+	if l, err := c.StorageV1().CSINodes().List(ctx, at); ok(err) {
+		s.CSINodes = l.Items
+	}
+	if l, err := c.CoreV1().Namespaces().List(ctx, at); ok(err) {
+		s.Namespaces = l.Items
+	}
 	if first != nil {
 		return nil, first
 	}

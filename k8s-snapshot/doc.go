@@ -8,7 +8,8 @@
 // resourceVersion per resource) and the lists nodes, pods, replicaSets,
 // deployments, statefulSets, daemonSets, jobs, cronJobs,
 // podDisruptionBudgets, persistentVolumeClaims, persistentVolumes,
-// storageClasses and horizontalPodAutoscalers.
+// storageClasses, horizontalPodAutoscalers, volumeAttachments, csiDrivers,
+// csiNodes and namespaces.
 // managedFields and the kubectl last-applied annotation are dropped unless
 // --full is given.
 //
@@ -21,8 +22,12 @@
 // StatefulSets or Jobs own (the replicas elsewhere, to judge "all replicas
 // are on this node") or that a PDB selecting a pod on the nodes also
 // selects (the rest of that budget), with their owner chains; the PVCs
-// the pods on the nodes mount, with their PVs and StorageClasses; and the
-// HorizontalPodAutoscalers of the owners. An unknown node is an error.
+// the pods on the nodes mount, with their PVs and StorageClasses; the
+// HorizontalPodAutoscalers of the owners; the VolumeAttachments of the
+// nodes, the PVs attached to the nodes (by VolumeAttachment or
+// status.volumesAttached) and the claims they are bound to; every
+// CSIDriver; the CSINodes of the nodes; and the Namespaces of the pods on
+// the nodes. An unknown node is an error.
 //
 // Consistent. The first list fixes an etcd revision R; every other list,
 // every continue page and every --node query is made at exactly R

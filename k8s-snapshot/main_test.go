@@ -277,6 +277,10 @@ func normalised(ts *testscript.TestScript, file string) *snapshot.Snapshot {
 	normaliseList(s.PersistentVolumes, norm)
 	normaliseList(s.StorageClasses, norm)
 	normaliseList(s.HorizontalPodAutoscalers, norm)
+	normaliseList(s.VolumeAttachments, norm)
+	normaliseList(s.CSIDrivers, norm)
+	normaliseList(s.CSINodes, norm)
+	normaliseList(s.Namespaces, norm)
 	for i := range s.PersistentVolumes {
 		if r := s.PersistentVolumes[i].Spec.ClaimRef; r != nil {
 			r.ResourceVersion = "RV"
@@ -345,6 +349,10 @@ func cmdSummary(ts *testscript.TestScript, neg bool, args []string) {
 	summarise(s.PersistentVolumes, "persistentvolume", add)
 	summarise(s.StorageClasses, "storageclass", add)
 	summarise(s.HorizontalPodAutoscalers, "horizontalpodautoscaler", add)
+	summarise(s.VolumeAttachments, "volumeattachment", add)
+	summarise(s.CSIDrivers, "csidriver", add)
+	summarise(s.CSINodes, "csinode", add)
+	summarise(s.Namespaces, "namespace", add)
 	fmt.Fprintln(ts.Stdout(), strings.Join(lines, "\n"))
 }
 

@@ -132,6 +132,10 @@ func validate(s *view.Snapshot) error {
 		{"persistentVolumes", "PersistentVolume", len(s.PersistentVolumes), func(i int) *view.ObjectMeta { return &s.PersistentVolumes[i].ObjectMeta }},
 		{"storageClasses", "StorageClass", len(s.StorageClasses), func(i int) *view.ObjectMeta { return &s.StorageClasses[i].ObjectMeta }},
 		{"horizontalPodAutoscalers", "HorizontalPodAutoscaler", len(s.HorizontalPodAutoscalers), func(i int) *view.ObjectMeta { return &s.HorizontalPodAutoscalers[i].ObjectMeta }},
+		{"volumeAttachments", "VolumeAttachment", len(s.VolumeAttachments), func(i int) *view.ObjectMeta { return &s.VolumeAttachments[i].ObjectMeta }},
+		{"csiDrivers", "CSIDriver", len(s.CSIDrivers), func(i int) *view.ObjectMeta { return &s.CSIDrivers[i].ObjectMeta }},
+		{"csiNodes", "CSINode", len(s.CSINodes), func(i int) *view.ObjectMeta { return &s.CSINodes[i].ObjectMeta }},
+		{"namespaces", "Namespace", len(s.Namespaces), func(i int) *view.ObjectMeta { return &s.Namespaces[i].ObjectMeta }},
 	}
 	total := 0
 	for _, l := range lists {

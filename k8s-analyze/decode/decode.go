@@ -261,6 +261,10 @@ func full(s *snapshot.Snapshot) map[string]sink {
 	m["persistentVolumes"] = newList(&s.PersistentVolumes, whole)
 	m["storageClasses"] = newList(&s.StorageClasses, whole)
 	m["horizontalPodAutoscalers"] = newList(&s.HorizontalPodAutoscalers, whole)
+	m["volumeAttachments"] = newList(&s.VolumeAttachments, whole)
+	m["csiDrivers"] = newList(&s.CSIDrivers, whole)
+	m["csiNodes"] = newList(&s.CSINodes, whole)
+	m["namespaces"] = newList(&s.Namespaces, whole)
 	return m
 }
 
@@ -281,6 +285,10 @@ func views(s *view.Snapshot) map[string]sink {
 	m["persistentVolumes"] = newList(&s.PersistentVolumes, view.PersistentVolumeOf)
 	m["storageClasses"] = newList(&s.StorageClasses, view.StorageClassOf)
 	m["horizontalPodAutoscalers"] = newList(&s.HorizontalPodAutoscalers, view.HorizontalPodAutoscalerOf)
+	m["volumeAttachments"] = newList(&s.VolumeAttachments, view.VolumeAttachmentOf)
+	m["csiDrivers"] = newList(&s.CSIDrivers, view.CSIDriverOf)
+	m["csiNodes"] = newList(&s.CSINodes, view.CSINodeOf)
+	m["namespaces"] = newList(&s.Namespaces, view.NamespaceOf)
 	return m
 }
 

@@ -35,6 +35,10 @@ func Of(s *snapshot.Snapshot) *Snapshot {
 		PersistentVolumes:        each(s.PersistentVolumes, PersistentVolumeOf),
 		StorageClasses:           each(s.StorageClasses, StorageClassOf),
 		HorizontalPodAutoscalers: each(s.HorizontalPodAutoscalers, HorizontalPodAutoscalerOf),
+		VolumeAttachments:        each(s.VolumeAttachments, VolumeAttachmentOf),
+		CSIDrivers:               each(s.CSIDrivers, CSIDriverOf),
+		CSINodes:                 each(s.CSINodes, CSINodeOf),
+		Namespaces:               each(s.Namespaces, NamespaceOf),
 	}
 }
 
@@ -58,11 +62,12 @@ func MetaOf(m *metav1.ObjectMeta) ObjectMeta {
 	}
 }
 
-// NodeOf keeps of a node its metadata, whether it is cordoned, its taints
-// and its allocatable resources.
+// NodeOf keeps of a node its metadata, whether it is cordoned, its taints,
+// its allocatable resources and the volumes attached to it.
 func NodeOf(n *corev1.Node) Node {
 	v := Node{ObjectMeta: MetaOf(&n.ObjectMeta)}
 	v.Spec.Unschedulable, v.Spec.Taints = n.Spec.Unschedulable, n.Spec.Taints
+	v.Status.VolumesAttached = n.Status.VolumesAttached
 	if a := n.Status.Allocatable; len(a) > 0 {
 		v.Status.Allocatable = &Resources{
 			MilliCPU: a.Cpu().MilliValue(), Memory: a.Memory().Value(),
@@ -76,6 +81,30 @@ func DaemonSetOf(d *appsv1.DaemonSet) Object          { return Object{MetaOf(&d.
 func JobOf(j *batchv1.Job) Object                     { return Object{MetaOf(&j.ObjectMeta)} }
 func CronJobOf(j *batchv1.CronJob) Object             { return Object{MetaOf(&j.ObjectMeta)} }
 func StorageClassOf(c *storagev1.StorageClass) Object { return Object{MetaOf(&c.ObjectMeta)} }
+func CSINodeOf(n *storagev1.CSINode) Object           { return Object{MetaOf(&n.ObjectMeta)} }
+func NamespaceOf(n *corev1.Namespace) Object          { return Object{MetaOf(&n.ObjectMeta)} }
+
+// VolumeAttachmentOf keeps of a VolumeAttachment its metadata, driver,
+// node, persistent volume, whether it is attached and its detach error.
+func VolumeAttachmentOf(a *storagev1.VolumeAttachment) VolumeAttachment {
+	v := VolumeAttachment{ObjectMeta: MetaOf(&a.ObjectMeta)}
+	v.Spec.Attacher, v.Spec.NodeName = a.Spec.Attacher, a.Spec.NodeName
+	if pv := a.Spec.Source.PersistentVolumeName; pv != nil {
+		v.Spec.PersistentVolumeName = *pv
+	}
+	v.Status.Attached = a.Status.Attached
+	if e := a.Status.DetachError; e != nil {
+		v.Status.DetachError = e.Message
+	}
+	return v
+}
+
+// CSIDriverOf keeps of a CSIDriver its metadata and attachRequired.
+func CSIDriverOf(d *storagev1.CSIDriver) CSIDriver {
+	v := CSIDriver{ObjectMeta: MetaOf(&d.ObjectMeta)}
+	v.Spec.AttachRequired = d.Spec.AttachRequired
+	return v
+}
 
 // HorizontalPodAutoscalerOf keeps of an autoscaler its metadata, the object
 // it scales and its bounds.
@@ -111,6 +140,7 @@ func PodOf(p *corev1.Pod) Pod {
 	v := Pod{ObjectMeta: MetaOf(&p.ObjectMeta)}
 	v.Spec.NodeName = p.Spec.NodeName
 	v.Spec.TerminationGracePeriodSeconds = p.Spec.TerminationGracePeriodSeconds
+	v.Spec.PluginPaths = PluginPathsOf(&p.Spec)
 	for i := range p.Spec.Volumes {
 		if vol := &p.Spec.Volumes[i]; KeepsVolume(vol) {
 			out := Volume{Name: vol.Name, EmptyDir: vol.EmptyDir, HostPath: vol.HostPath, PersistentVolumeClaim: vol.PersistentVolumeClaim}
@@ -256,6 +286,31 @@ func KeepsVolume(v *corev1.Volume) bool {
 	return v.EmptyDir != nil || v.HostPath != nil || v.PersistentVolumeClaim != nil || v.Ephemeral != nil
 }
 
+// PluginPathsOf is the args and env values of spec's containers (init
+// containers too) that name a CSI node plugin's directory: they contain
+// "/plugins/", as the node-driver-registrar's
+// --kubelet-registration-path=/var/lib/kubelet/plugins/<driver>/csi.sock
+// does. PodOf keeps them; a pod cache that keeps them too gives the
+// analysis what it reads (maintd: write them back as one container's args).
+func PluginPathsOf(spec *corev1.PodSpec) []string {
+	var out []string
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			for _, a := range cs[i].Args {
+				if strings.Contains(a, "/plugins/") {
+					out = append(out, a)
+				}
+			}
+			for _, e := range cs[i].Env {
+				if strings.Contains(e.Value, "/plugins/") {
+					out = append(out, e.Value)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // KeepsCondition reports whether PodOf keeps a pod condition of type t:
 // Ready, the one the analysis reads.
 func KeepsCondition(t corev1.PodConditionType) bool { return t == corev1.PodReady }
@@ -273,6 +328,12 @@ func PersistentVolumeClaimOf(c *corev1.PersistentVolumeClaim) PersistentVolumeCl
 func PersistentVolumeOf(pv *corev1.PersistentVolume) PersistentVolume {
 	v := PersistentVolume{ObjectMeta: MetaOf(&pv.ObjectMeta)}
 	v.Spec.AccessModes, v.Spec.NodeAffinity = pv.Spec.AccessModes, pv.Spec.NodeAffinity
+	if c := pv.Spec.CSI; c != nil {
+		v.Spec.CSI = &CSIVolume{Driver: c.Driver, VolumeHandle: c.VolumeHandle}
+	}
+	if r := pv.Spec.ClaimRef; r != nil {
+		v.Spec.ClaimRef = &ClaimRef{Namespace: r.Namespace, Name: r.Name, UID: r.UID}
+	}
 	if pv.Spec.Local != nil {
 		v.Spec.Local = &struct{}{}
 	}

@@ -38,6 +38,10 @@ type Snapshot struct {
 	PersistentVolumes        []PersistentVolume        `json:"persistentVolumes"`
 	StorageClasses           []Object                  `json:"storageClasses"`
 	HorizontalPodAutoscalers []HorizontalPodAutoscaler `json:"horizontalPodAutoscalers"`
+	VolumeAttachments        []VolumeAttachment        `json:"volumeAttachments"`
+	CSIDrivers               []CSIDriver               `json:"csiDrivers"`
+	CSINodes                 []Object                  `json:"csiNodes"`
+	Namespaces               []Object                  `json:"namespaces"`
 }
 
 // ObjectMeta is the metadata the analysis reads: identity, generation (of
@@ -72,6 +76,9 @@ type Node struct {
 	Status struct {
 		// Allocatable is nil when the node has no status.allocatable.
 		Allocatable *Resources `json:"allocatable"`
+		// VolumesAttached is status.volumesAttached: the volumes the
+		// attach-detach controller attached to the node.
+		VolumesAttached []corev1.AttachedVolume `json:"volumesAttached"`
 	} `json:"status"`
 }
 
@@ -138,6 +145,10 @@ type PodSpec struct {
 	NodeName                      string   `json:"nodeName"`
 	TerminationGracePeriodSeconds *int64   `json:"terminationGracePeriodSeconds"`
 	Volumes                       []Volume `json:"volumes"`
+	// PluginPaths are the container args and env values that name a CSI
+	// node plugin's directory (PluginPathsOf): how a storage system's node
+	// plugin, and so its namespace, is recognised.
+	PluginPaths []string `json:"pluginPaths"`
 }
 
 // Volume keeps the sources that tie a pod's data to its node or its life.
@@ -169,7 +180,8 @@ type PersistentVolumeClaim struct {
 	} `json:"spec"`
 }
 
-// PersistentVolume keeps what pins a volume to a node.
+// PersistentVolume keeps what pins a volume to a node, the CSI volume it
+// is (to match an attachment) and the claim it is bound to.
 type PersistentVolume struct {
 	ObjectMeta `json:"metadata"`
 	Spec       struct {
@@ -178,6 +190,52 @@ type PersistentVolume struct {
 		Local        *struct{}                  `json:"local"`
 		HostPath     *struct{}                  `json:"hostPath"`
 		NodeAffinity *corev1.VolumeNodeAffinity `json:"nodeAffinity"`
+		// CSI is the driver and volume handle of a CSI volume; nil for
+		// any other source.
+		CSI *CSIVolume `json:"csi"`
+		// ClaimRef is the claim the volume is bound to, nil when none.
+		ClaimRef *ClaimRef `json:"claimRef"`
+	} `json:"spec"`
+}
+
+// CSIVolume is a CSI persistent volume's driver and volume handle.
+type CSIVolume struct {
+	Driver       string `json:"driver"`
+	VolumeHandle string `json:"volumeHandle"`
+}
+
+// ClaimRef names the claim a persistent volume is bound to.
+type ClaimRef struct {
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	UID       types.UID `json:"uid"`
+}
+
+// VolumeAttachment is a storagev1.VolumeAttachment as the analysis reads
+// it: the volume, the node, the driver, and how far attaching or
+// detaching got.
+type VolumeAttachment struct {
+	ObjectMeta `json:"metadata"`
+	Spec       struct {
+		Attacher string `json:"attacher"`
+		NodeName string `json:"nodeName"`
+		// PersistentVolumeName is spec.source.persistentVolumeName, ""
+		// for an inline volume.
+		PersistentVolumeName string `json:"persistentVolumeName"`
+	} `json:"spec"`
+	Status struct {
+		Attached bool `json:"attached"`
+		// DetachError is status.detachError.message, "" when none.
+		DetachError string `json:"detachError"`
+	} `json:"status"`
+}
+
+// CSIDriver keeps whether the driver's volumes are attached (nil: the
+// API's default, true).
+type CSIDriver struct {
+	ObjectMeta `json:"metadata"`
+	Spec       struct {
+		AttachRequired *bool `json:"attachRequired"`
 	} `json:"spec"`
 }
 

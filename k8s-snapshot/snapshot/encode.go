@@ -41,6 +41,10 @@ func Encode(w io.Writer, f document.Format, s *Snapshot) error {
 	list(e, "persistentVolumes", s.PersistentVolumes)
 	list(e, "storageClasses", s.StorageClasses)
 	list(e, "horizontalPodAutoscalers", s.HorizontalPodAutoscalers)
+	list(e, "volumeAttachments", s.VolumeAttachments)
+	list(e, "csiDrivers", s.CSIDrivers)
+	list(e, "csiNodes", s.CSINodes)
+	list(e, "namespaces", s.Namespaces)
 	e.raw("\n}\n")
 	if e.err != nil {
 		return fmt.Errorf("encode: %w", e.err)

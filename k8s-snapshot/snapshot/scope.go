@@ -9,6 +9,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -286,7 +287,14 @@ func isNothing(sel labels.Selector) bool {
 //     ephemeral volumes), their PVs and StorageClasses;
 //   - the HPAs whose target is an owner of a pod on the nodes, anywhere in
 //     its chain (a Deployment reached through its ReplicaSet too): a surge
-//     must not scale what an autoscaler scales.
+//     must not scale what an autoscaler scales;
+//   - the VolumeAttachments whose spec.nodeName is one of the nodes, the
+//     PVs they name and the PVs of the nodes' status.volumesAttached
+//     (matched by CSI driver and volume handle, see CSIVolumeName), and the
+//     claims those PVs are bound to: an attachment whose PV or claim is
+//     gone has leaked;
+//   - every CSIDriver, the CSINodes of the nodes, and the Namespaces of the
+//     pods on the nodes (drain rules select pods by namespace labels).
 //
 // A name that is not among s.Nodes is an error ("node X not found"). The
 // objects are shared with s, in s's order.
@@ -337,13 +345,43 @@ func ForNodes(s *Snapshot, names ...string) (*Snapshot, error) {
 		return err == nil && c.owners[ref{gv.Group, t.Kind, h.Namespace, t.Name}]
 	})
 
+	out.VolumeAttachments = keep(s.VolumeAttachments, func(va *storagev1.VolumeAttachment) bool { return c.nodes[va.Spec.NodeName] })
+	out.CSIDrivers = keep(s.CSIDrivers, func(*storagev1.CSIDriver) bool { return true })
+	out.CSINodes = keepMeta(s.CSINodes, func(m *metav1.ObjectMeta) bool { return c.nodes[m.Name] })
+	out.Namespaces = keepMeta(s.Namespaces, func(m *metav1.ObjectMeta) bool { return c.namespaces[m.Name] })
+
+	// The volumes attached to the nodes, and the claims they are bound to:
+	// whether an attachment leaked is judged by them.
+	attached, handles := map[string]bool{}, map[[2]string]bool{}
+	for i := range out.VolumeAttachments {
+		if pv := out.VolumeAttachments[i].Spec.Source.PersistentVolumeName; pv != nil {
+			attached[*pv] = true
+		}
+	}
+	for i := range out.Nodes {
+		for _, v := range out.Nodes[i].Status.VolumesAttached {
+			if driver, handle, ok := CSIVolumeName(string(v.Name)); ok {
+				handles[[2]string{driver, handle}] = true
+			}
+		}
+	}
+	for i := range s.PersistentVolumes {
+		pv := &s.PersistentVolumes[i]
+		if csi := pv.Spec.CSI; attached[pv.Name] || csi != nil && handles[[2]string{csi.Driver, csi.VolumeHandle}] {
+			attached[pv.Name] = true
+			if r := pv.Spec.ClaimRef; r != nil {
+				claims[[2]string{r.Namespace, r.Name}] = true
+			}
+		}
+	}
+
 	out.PersistentVolumeClaims = keep(s.PersistentVolumeClaims, func(pvc *corev1.PersistentVolumeClaim) bool {
 		return claims[[2]string{pvc.Namespace, pvc.Name}]
 	})
-	volumes, classes := map[string]bool{}, map[string]bool{}
+	volumes, classes := attached, map[string]bool{}
 	for i := range out.PersistentVolumeClaims {
 		pvc := &out.PersistentVolumeClaims[i]
-		volumes[pvc.Spec.VolumeName] = pvc.Spec.VolumeName != ""
+		volumes[pvc.Spec.VolumeName] = volumes[pvc.Spec.VolumeName] || pvc.Spec.VolumeName != ""
 		if pvc.Spec.StorageClassName != nil {
 			classes[*pvc.Spec.StorageClassName] = true
 		}
@@ -405,4 +443,17 @@ func MissingNodes(nodes []corev1.Node, names []string) error {
 		return fmt.Errorf("node %s not found", missing[0])
 	}
 	return fmt.Errorf("nodes %s not found", strings.Join(missing, ", "))
+}
+
+// CSIVolumeName splits the name of a CSI volume in a node's
+// status.volumesAttached (and volumesInUse), "kubernetes.io/csi/<driver>^<volumeHandle>",
+// into its driver and volume handle; ok is false for any other name (an
+// in-tree plugin's).
+func CSIVolumeName(name string) (driver, handle string, ok bool) {
+	rest, found := strings.CutPrefix(name, "kubernetes.io/csi/")
+	if !found {
+		return "", "", false
+	}
+	driver, handle, ok = strings.Cut(rest, "^")
+	return driver, handle, ok && driver != "" && handle != ""
 }

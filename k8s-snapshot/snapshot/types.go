@@ -35,6 +35,10 @@ type Snapshot struct {
 	PersistentVolumes        []corev1.PersistentVolume               `json:"persistentVolumes"`
 	StorageClasses           []storagev1.StorageClass                `json:"storageClasses"`
 	HorizontalPodAutoscalers []autoscalingv2.HorizontalPodAutoscaler `json:"horizontalPodAutoscalers"`
+	VolumeAttachments        []storagev1.VolumeAttachment            `json:"volumeAttachments"`
+	CSIDrivers               []storagev1.CSIDriver                   `json:"csiDrivers"`
+	CSINodes                 []storagev1.CSINode                     `json:"csiNodes"`
+	Namespaces               []corev1.Namespace                      `json:"namespaces"`
 }
 
 // Metadata says when, where and what was captured.

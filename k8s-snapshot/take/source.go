@@ -58,11 +58,11 @@ func NewREST(cfg *rest.Config) (*REST, error) {
 		add       func(*runtime.Scheme) error
 		resources []string
 	}{
-		{corev1.SchemeGroupVersion, corev1.AddToScheme, []string{"pods", "nodes", "persistentvolumeclaims", "persistentvolumes"}},
+		{corev1.SchemeGroupVersion, corev1.AddToScheme, []string{"pods", "nodes", "persistentvolumeclaims", "persistentvolumes", "namespaces"}},
 		{appsv1.SchemeGroupVersion, appsv1.AddToScheme, []string{"replicasets", "deployments", "statefulsets", "daemonsets"}},
 		{batchv1.SchemeGroupVersion, batchv1.AddToScheme, []string{"jobs", "cronjobs"}},
 		{policyv1.SchemeGroupVersion, policyv1.AddToScheme, []string{"poddisruptionbudgets"}},
-		{storagev1.SchemeGroupVersion, storagev1.AddToScheme, []string{"storageclasses"}},
+		{storagev1.SchemeGroupVersion, storagev1.AddToScheme, []string{"storageclasses", "volumeattachments", "csidrivers", "csinodes"}},
 		{autoscalingv2.SchemeGroupVersion, autoscalingv2.AddToScheme, []string{"horizontalpodautoscalers"}},
 	} {
 		c, codec, err := kubeclient.For(cfg, hc, g.gv, g.add)

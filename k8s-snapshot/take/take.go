@@ -204,6 +204,10 @@ func (t *taker) rest(s *snapshot.Snapshot, v *versions) []func(context.Context) 
 		listInto(t, pvs(c), all, v, &s.PersistentVolumes),
 		listInto(t, storageClasses(c), all, v, &s.StorageClasses),
 		listInto(t, hpas(c), all, v, &s.HorizontalPodAutoscalers),
+		listInto(t, volumeAttachments(c), all, v, &s.VolumeAttachments),
+		listInto(t, csiDrivers(c), all, v, &s.CSIDrivers),
+		listInto(t, csiNodes(c), all, v, &s.CSINodes),
+		listInto(t, namespaces(c), all, v, &s.Namespaces),
 		func(ctx context.Context) error { return t.version(ctx, s) },
 	}
 }
@@ -435,4 +439,20 @@ func hpas(src Source) lister[autoscalingv2.HorizontalPodAutoscaler, *autoscaling
 	return from(src, "horizontalpodautoscalers", "", func() *autoscalingv2.HorizontalPodAutoscalerList { return &autoscalingv2.HorizontalPodAutoscalerList{} }, func(l *autoscalingv2.HorizontalPodAutoscalerList) []autoscalingv2.HorizontalPodAutoscaler {
 		return l.Items
 	})
+}
+
+func volumeAttachments(src Source) lister[storagev1.VolumeAttachment, *storagev1.VolumeAttachmentList] {
+	return from(src, "volumeattachments", "", func() *storagev1.VolumeAttachmentList { return &storagev1.VolumeAttachmentList{} }, func(l *storagev1.VolumeAttachmentList) []storagev1.VolumeAttachment { return l.Items })
+}
+
+func csiDrivers(src Source) lister[storagev1.CSIDriver, *storagev1.CSIDriverList] {
+	return from(src, "csidrivers", "", func() *storagev1.CSIDriverList { return &storagev1.CSIDriverList{} }, func(l *storagev1.CSIDriverList) []storagev1.CSIDriver { return l.Items })
+}
+
+func csiNodes(src Source) lister[storagev1.CSINode, *storagev1.CSINodeList] {
+	return from(src, "csinodes", "", func() *storagev1.CSINodeList { return &storagev1.CSINodeList{} }, func(l *storagev1.CSINodeList) []storagev1.CSINode { return l.Items })
+}
+
+func namespaces(src Source) lister[corev1.Namespace, *corev1.NamespaceList] {
+	return from(src, "namespaces", "", func() *corev1.NamespaceList { return &corev1.NamespaceList{} }, func(l *corev1.NamespaceList) []corev1.Namespace { return l.Items })
 }

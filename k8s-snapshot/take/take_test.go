@@ -205,6 +205,14 @@ func (c clientset) List(ctx context.Context, resource, ns string, opts metav1.Li
 		got, err = c.c.StorageV1().StorageClasses().List(ctx, opts)
 	case "horizontalpodautoscalers":
 		got, err = c.c.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, opts)
+	case "volumeattachments":
+		got, err = c.c.StorageV1().VolumeAttachments().List(ctx, opts)
+	case "csidrivers":
+		got, err = c.c.StorageV1().CSIDrivers().List(ctx, opts)
+	case "csinodes":
+		got, err = c.c.StorageV1().CSINodes().List(ctx, opts)
+	case "namespaces":
+		got, err = c.c.CoreV1().Namespaces().List(ctx, opts)
 	default:
 		return fmt.Errorf("no fake for %s", resource)
 	}

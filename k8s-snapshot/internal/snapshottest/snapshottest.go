@@ -74,6 +74,14 @@ func FromManifests(data []byte) (*snapshot.Snapshot, []runtime.Object, error) {
 			obj, err = add(doc, &s.StorageClasses)
 		case "HorizontalPodAutoscaler":
 			obj, err = add(doc, &s.HorizontalPodAutoscalers)
+		case "VolumeAttachment":
+			obj, err = add(doc, &s.VolumeAttachments)
+		case "CSIDriver":
+			obj, err = add(doc, &s.CSIDrivers)
+		case "CSINode":
+			obj, err = add(doc, &s.CSINodes)
+		case "Namespace":
+			obj, err = add(doc, &s.Namespaces)
 		default:
 			return nil, nil, fmt.Errorf("unexpected kind %q", tm.Kind)
 		}
@@ -120,6 +128,10 @@ func Names(s *snapshot.Snapshot) map[string][]string {
 	each(s.PersistentVolumes, "persistentVolumes", add)
 	each(s.StorageClasses, "storageClasses", add)
 	each(s.HorizontalPodAutoscalers, "horizontalPodAutoscalers", add)
+	each(s.VolumeAttachments, "volumeAttachments", add)
+	each(s.CSIDrivers, "csiDrivers", add)
+	each(s.CSINodes, "csiNodes", add)
+	each(s.Namespaces, "namespaces", add)
 	for _, v := range out {
 		slices.Sort(v)
 	}

@@ -1,0 +1,208 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/sentinel-go/sentinel/k8s-analyze/view"
+	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
+)
+
+// Attachment is one volume attached to a node: a VolumeAttachment naming it,
+// or an entry of node.status.volumesAttached with no VolumeAttachment.
+type Attachment struct {
+	VolumeAttachment string // name; "" for a volumesAttached entry alone
+	// Volume is the node's status.volumesAttached name of the volume
+	// ("kubernetes.io/csi/<driver>^<volumeHandle>"), "" when the node does
+	// not list it (a VolumeAttachment alone).
+	Volume      string
+	PV          string // the PersistentVolume; "" when unknown
+	Claim       string // namespace/name of the PV's claim, "" when none
+	Driver      string // CSI driver (VA spec.attacher), or the in-tree plugin
+	Attached    bool   // VA status.attached (true for a volumesAttached entry)
+	Detaching   bool   // the VA is being deleted (deletionTimestamp set)
+	DetachError string // VA status.detachError.message, when set
+	// Pods are namespace/name of the pods on the node that use it (those
+	// terminating too: all that still exist), sorted.
+	Pods []string
+	// Leaked is why it is leaked, "" when not: LeakPVGone (its PV does not
+	// exist), LeakClaimGone (the PV's claimRef names a claim that does not
+	// exist, or one of another UID).
+	Leaked string
+}
+
+// Why an attachment is leaked (Attachment.Leaked).
+const (
+	LeakPVGone    = "pv-gone"
+	LeakClaimGone = "claim-gone"
+)
+
+// NodeAttachments is the one definition of which volumes are attached to
+// node and whose they are, sorted by VolumeAttachment, then PV, then
+// Volume:
+//
+//   - every VolumeAttachment whose spec.nodeName is node, matched to its PV
+//     by spec.source.persistentVolumeName;
+//   - every entry of the node's status.volumesAttached that no such
+//     VolumeAttachment stands for: a CSI entry
+//     ("kubernetes.io/csi/<driver>^<volumeHandle>") is matched to the PV of
+//     that driver and volume handle, and when a VolumeAttachment of the node
+//     names that PV the two are one attachment (the VolumeAttachment's,
+//     with Volume set). An in-tree entry's Driver is its plugin
+//     ("kubernetes.io/aws-ebs") and its PV is unknown.
+//
+// A pod uses a PV when one of its volumes claims it: a persistentVolumeClaim
+// volume, or a generic ephemeral volume (its claim is named
+// <pod>-<volume>), whose claim is bound to the PV (the claim's
+// spec.volumeName, or the PV's claimRef naming the claim). Every pod on the
+// node that still exists counts, terminating or terminal: the
+// attach-detach controller detaches a volume only once no pod needs it.
+//
+// A node not in s has no attachments.
+func NodeAttachments(s *snapshot.Snapshot, node string) []Attachment {
+	return nodeAttachments(view.Of(s), node)
+}
+
+// nodeAttachments is NodeAttachments of a view.
+func nodeAttachments(s *view.Snapshot, node string) []Attachment {
+	pvs := make(map[string]*view.PersistentVolume, len(s.PersistentVolumes))
+	byHandle := map[[2]string]string{}
+	for i := range s.PersistentVolumes {
+		pv := &s.PersistentVolumes[i]
+		pvs[pv.Name] = pv
+		if c := pv.Spec.CSI; c != nil {
+			byHandle[[2]string{c.Driver, c.VolumeHandle}] = pv.Name
+		}
+	}
+	claims := make(map[string]*view.PersistentVolumeClaim, len(s.PersistentVolumeClaims))
+	for i := range s.PersistentVolumeClaims {
+		c := &s.PersistentVolumeClaims[i]
+		claims[c.Namespace+"/"+c.Name] = c
+	}
+	users := podsByPV(s, node, pvs, claims)
+
+	var out []Attachment
+	withVA := map[string]int{} // PV -> index in out
+	for i := range s.VolumeAttachments {
+		va := &s.VolumeAttachments[i]
+		if va.Spec.NodeName != node {
+			continue
+		}
+		a := Attachment{
+			VolumeAttachment: va.Name, PV: va.Spec.PersistentVolumeName, Driver: va.Spec.Attacher,
+			Attached: va.Status.Attached, Detaching: va.DeletionTimestamp != nil, DetachError: va.Status.DetachError,
+		}
+		if a.PV != "" {
+			withVA[a.PV] = len(out)
+		}
+		out = append(out, a)
+	}
+	if n := nodeNamed(s, node); n != nil {
+		for _, v := range n.Status.VolumesAttached {
+			name := string(v.Name)
+			a := Attachment{Volume: name, Driver: pluginOf(name), Attached: true}
+			if driver, handle, ok := snapshot.CSIVolumeName(name); ok {
+				a.Driver, a.PV = driver, byHandle[[2]string{driver, handle}]
+			}
+			if i, ok := withVA[a.PV]; ok && a.PV != "" {
+				out[i].Volume = name
+				continue
+			}
+			out = append(out, a)
+		}
+	}
+	for i := range out {
+		a := &out[i]
+		if a.PV == "" {
+			continue
+		}
+		a.Pods = users[a.PV]
+		pv := pvs[a.PV]
+		switch {
+		case pv == nil:
+			a.Leaked = LeakPVGone
+		case pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Name != "":
+			r := pv.Spec.ClaimRef
+			a.Claim = r.Namespace + "/" + r.Name
+			if c := claims[a.Claim]; c == nil || r.UID != "" && c.UID != "" && r.UID != c.UID {
+				a.Leaked = LeakClaimGone
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Attachment) int {
+		return cmp.Or(cmp.Compare(a.VolumeAttachment, b.VolumeAttachment), cmp.Compare(a.PV, b.PV), cmp.Compare(a.Volume, b.Volume))
+	})
+	return out
+}
+
+// podsByPV is, for each PV, the pods on node that use it (see
+// NodeAttachments), namespace/name, sorted.
+func podsByPV(s *view.Snapshot, node string, pvs map[string]*view.PersistentVolume, claims map[string]*view.PersistentVolumeClaim) map[string][]string {
+	byClaim := map[string]string{} // namespace/name -> PV, from the PVs' claimRefs
+	for name, pv := range pvs {
+		if r := pv.Spec.ClaimRef; r != nil {
+			byClaim[r.Namespace+"/"+r.Name] = name
+		}
+	}
+	out := map[string][]string{}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if p.Spec.NodeName != node {
+			continue
+		}
+		for _, claim := range podClaims(p) {
+			pv := byClaim[claim]
+			if c := claims[claim]; c != nil && c.Spec.VolumeName != "" {
+				pv = c.Spec.VolumeName
+			}
+			if pv != "" {
+				out[pv] = append(out[pv], p.Namespace+"/"+p.Name)
+			}
+		}
+	}
+	for pv, pods := range out {
+		slices.Sort(pods)
+		out[pv] = slices.Compact(pods)
+	}
+	return out
+}
+
+// podClaims are the namespace/name of the claims p's volumes use: a
+// persistentVolumeClaim volume's, and a generic ephemeral volume's
+// (<pod>-<volume>).
+func podClaims(p *view.Pod) []string {
+	var out []string
+	for _, v := range p.Spec.Volumes {
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			out = append(out, p.Namespace+"/"+v.PersistentVolumeClaim.ClaimName)
+		case v.Ephemeral != nil:
+			out = append(out, p.Namespace+"/"+p.Name+"-"+v.Name)
+		}
+	}
+	return out
+}
+
+// pluginOf is the volume plugin of a volumesAttached name
+// ("kubernetes.io/aws-ebs/aws://..." is of "kubernetes.io/aws-ebs"): its
+// first two segments.
+func pluginOf(name string) string {
+	first, rest, ok := strings.Cut(name, "/")
+	if !ok {
+		return name
+	}
+	second, _, _ := strings.Cut(rest, "/")
+	return first + "/" + second
+}
+
+// nodeNamed is the node of s called name, nil when none.
+func nodeNamed(s *view.Snapshot, name string) *view.Node {
+	for i := range s.Nodes {
+		if s.Nodes[i].Name == name {
+			return &s.Nodes[i]
+		}
+	}
+	return nil
+}
+
