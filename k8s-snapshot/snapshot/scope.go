@@ -455,5 +455,8 @@ func CSIVolumeName(name string) (driver, handle string, ok bool) {
 		return "", "", false
 	}
 	driver, handle, ok = strings.Cut(rest, "^")
-	return driver, handle, ok && driver != "" && handle != ""
+	if !ok || driver == "" || handle == "" {
+		return "", "", false
+	}
+	return driver, handle, true
 }

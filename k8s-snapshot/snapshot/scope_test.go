@@ -18,7 +18,7 @@ func TestForNodes(t *testing.T) {
 		nodes []string
 		want  map[string][]string
 	}{
-		"n1: other namespace, siblings, PDB pods, owner chains, storage, HPA": {
+		"n1: other namespace, siblings, PDB pods, owner chains, storage, HPA, attachments": {
 			nodes: []string{"n1"},
 			want: map[string][]string{
 				"nodes": {"n1"},
@@ -34,10 +34,14 @@ func TestForNodes(t *testing.T) {
 				"jobs":                     {"shop/nightly-1"},
 				"cronJobs":                 {"shop/nightly"},
 				"podDisruptionBudgets":     {"ops/all", "shop/cache", "shop/web"},
-				"persistentVolumeClaims":   {"shop/data-db-0", "shop/web-abc-1-scratch"},
-				"persistentVolumes":        {"pv-1", "pv-scratch"},
+				"persistentVolumeClaims":   {"shop/data-db-0", "shop/logs", "shop/web-abc-1-scratch"}, // logs: pv-attached's
+				"persistentVolumes":        {"pv-1", "pv-attached", "pv-csi", "pv-scratch"},           // va-n1's, and n1's volumesAttached
 				"storageClasses":           {"fast", "fast-pv", "scratch"},
 				"horizontalPodAutoscalers": {"shop/web"},
+				"volumeAttachments":        {"va-n1"},
+				"csiDrivers":               {"ebs.csi.aws.com"},
+				"csiNodes":                 {"n1"},
+				"namespaces":               {"shop"},
 			},
 		},
 		"n2: a namespace with only a PDB-covered pod here": {
@@ -57,6 +61,13 @@ func TestForNodes(t *testing.T) {
 				"cronJobs":                 {"shop/nightly"},
 				"podDisruptionBudgets":     {"ops/all", "quiet/q", "shop/cache", "shop/web"},
 				"horizontalPodAutoscalers": {"shop/web"},
+				"volumeAttachments":        {"va-n2"},
+				"persistentVolumes":        {"pv-2"},        // va-n2's
+				"persistentVolumeClaims":   {"shop/unused"}, // pv-2's claim
+				"storageClasses":           {"slow"},
+				"csiDrivers":               {"ebs.csi.aws.com"},
+				"csiNodes":                 {"n2"},
+				"namespaces":               {"quiet", "shop"},
 			},
 		},
 		"n3 and n3 again: a lonely pod and nothing of quiet": {
@@ -72,6 +83,8 @@ func TestForNodes(t *testing.T) {
 				"deployments":              {"shop/web"},
 				"podDisruptionBudgets":     {"ops/all", "shop/cache", "shop/web"},
 				"horizontalPodAutoscalers": {"shop/web"},
+				"csiDrivers":               {"ebs.csi.aws.com"},
+				"namespaces":               {"shop"},
 			},
 		},
 	}
@@ -167,4 +180,38 @@ func TestPodQueries(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCSIVolumeName(t *testing.T) {
+	for name, want := range map[string][3]string{
+		"kubernetes.io/csi/ebs.csi.aws.com^vol-1":          {"ebs.csi.aws.com", "vol-1", "ok"},
+		"kubernetes.io/csi/rook-ceph.rbd.csi.ceph.com^a^b": {"rook-ceph.rbd.csi.ceph.com", "a^b", "ok"},
+		"kubernetes.io/csi/ebs.csi.aws.com":                {},
+		"kubernetes.io/csi/^vol-1":                         {},
+		"kubernetes.io/csi/d^":                             {},
+		"kubernetes.io/aws-ebs/aws://us-east-1a/vol-1":     {},
+		"": {},
+	} {
+		driver, handle, ok := snapshot.CSIVolumeName(name)
+		if got := [3]string{driver, handle, map[bool]string{true: "ok"}[ok]}; got != want {
+			t.Errorf("CSIVolumeName(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// FuzzCSIVolumeName: a name it splits is the driver and handle joined
+// back, and the driver has no "^".
+func FuzzCSIVolumeName(f *testing.F) {
+	f.Add("kubernetes.io/csi/ebs.csi.aws.com^vol-1")
+	f.Add("kubernetes.io/aws-ebs/aws://us-east-1a/vol-1")
+	f.Add("kubernetes.io/csi/^")
+	f.Fuzz(func(t *testing.T, name string) {
+		driver, handle, ok := snapshot.CSIVolumeName(name)
+		if !ok {
+			return
+		}
+		if "kubernetes.io/csi/"+driver+"^"+handle != name || strings.Contains(driver, "^") || driver == "" || handle == "" {
+			t.Fatalf("CSIVolumeName(%q) = %q, %q", name, driver, handle)
+		}
+	})
 }
