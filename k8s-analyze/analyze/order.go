@@ -99,8 +99,8 @@ type DrainGroup struct {
 //
 // A node not in s has no groups.
 func DrainOrder(s *snapshot.Snapshot, node string, rules []DrainRule) []DrainGroup {
-	v := view.Of(s)
-	return drainOrder(v, node, rules, nodeAttachments(v, node))
+	x := newVolumeIndex(view.Of(s))
+	return x.drainOrder(node, rules, x.attachments(node))
 }
 
 // placed is one pod's place in the drain order.
@@ -112,21 +112,17 @@ type placed struct {
 	drivers  []string // a recognised storage provider's
 }
 
-func drainOrder(s *view.Snapshot, node string, rules []DrainRule, atts []Attachment) []DrainGroup {
-	rules = slices.SortedFunc(slices.Values(rules), func(a, b DrainRule) int { return cmp.Compare(a.Name, b.Name) })
-	nsLabels := map[string]map[string]string{}
-	for i := range s.Namespaces {
-		nsLabels[s.Namespaces[i].Name] = s.Namespaces[i].Labels
-	}
-	st := newStorage(s, node, atts)
+// drainOrder is DrainOrder of node, whose attachments are atts.
+func (x *volumeIndex) drainOrder(node string, rules []DrainRule, atts []Attachment) []DrainGroup {
+	rules = slices.SortedStableFunc(slices.Values(rules), func(a, b DrainRule) int { return cmp.Compare(a.Name, b.Name) })
+	st := x.storage(node, atts)
 	var pods []*placed
-	for i := range s.Pods {
-		p := &s.Pods[i]
-		if p.Spec.NodeName != node || !drained(p) {
+	for _, p := range x.podsByNode[node] {
+		if !drained(p) {
 			continue
 		}
 		pl := &placed{pod: p, behavior: BehaviorDrain, why: "default"}
-		if !annotated(pl) && !ruled(pl, rules, nsLabels) {
+		if !annotated(pl) && !ruled(pl, rules, x.nsLabels) {
 			pl.drivers = st.provides(p)
 		}
 		pods = append(pods, pl)
@@ -138,8 +134,7 @@ func drainOrder(s *view.Snapshot, node string, rules []DrainRule, atts []Attachm
 // drained reports whether a drain must see p gone: not a mirror or
 // DaemonSet pod, not terminal.
 func drained(p *view.Pod) bool {
-	ctrl := controllerOf(p.OwnerReferences)
-	return p.Annotations[corev1.MirrorPodAnnotationKey] == "" && (ctrl == nil || ctrl.Kind != "DaemonSet") && !terminal(p)
+	return p.Annotations[corev1.MirrorPodAnnotationKey] == "" && !daemonSetPod(p) && !terminal(p)
 }
 
 // annotated applies pl's DrainAnnotation, reporting whether it had a valid one.
@@ -266,9 +261,7 @@ func waitsFor(g *DrainGroup, atts []Attachment) []string {
 
 // storage is what recognising the node's storage providers needs.
 type storage struct {
-	// pluginNamespaces are, per CSI driver, the namespaces of the
-	// DaemonSet pods (on any node) that are its node plugin.
-	pluginNamespaces map[string]map[string]bool
+	pluginNamespaces map[string]map[string]bool // volumeIndex's
 	// consumers are, per CSI driver, the pods on the node that use a
 	// volume of it and have not finished, namespace/name.
 	consumers map[string][]string
@@ -277,42 +270,17 @@ type storage struct {
 	attached map[string]bool
 }
 
-func newStorage(s *view.Snapshot, node string, atts []Attachment) *storage {
-	st := &storage{pluginNamespaces: map[string]map[string]bool{}, consumers: map[string][]string{}, attached: map[string]bool{}}
-	driverOf := map[string]string{} // PV -> CSI driver
-	byClaim := map[string]string{}  // namespace/name -> CSI driver, by the PVs' claimRefs
-	for i := range s.PersistentVolumes {
-		pv := &s.PersistentVolumes[i]
-		if pv.Spec.CSI == nil {
-			continue
-		}
-		driverOf[pv.Name] = pv.Spec.CSI.Driver
-		if r := pv.Spec.ClaimRef; r != nil {
-			byClaim[r.Namespace+"/"+r.Name] = pv.Spec.CSI.Driver
-		}
-	}
-	claims := map[string]string{} // namespace/name -> CSI driver
-	for i := range s.PersistentVolumeClaims {
-		c := &s.PersistentVolumeClaims[i]
-		if d := driverOf[c.Spec.VolumeName]; d != "" {
-			claims[c.Namespace+"/"+c.Name] = d
-		}
-	}
-	for i := range s.Pods {
-		p := &s.Pods[i]
-		if ctrl := controllerOf(p.OwnerReferences); ctrl != nil && ctrl.Kind == "DaemonSet" {
-			for _, d := range pluginDrivers(p.Spec.PluginPaths) {
-				if st.pluginNamespaces[d] == nil {
-					st.pluginNamespaces[d] = map[string]bool{}
-				}
-				st.pluginNamespaces[d][p.Namespace] = true
-			}
-		}
-		if p.Spec.NodeName != node || terminal(p) {
+// storage is what recognising the storage providers of node needs, whose
+// attachments are atts.
+func (x *volumeIndex) storage(node string, atts []Attachment) *storage {
+	st := &storage{pluginNamespaces: x.pluginNamespaces, consumers: map[string][]string{}, attached: map[string]bool{}}
+	for _, p := range x.podsByNode[node] {
+		if terminal(p) {
 			continue
 		}
 		for _, claim := range podClaims(p) {
-			if d := cmp.Or(claims[claim], byClaim[claim]); d != "" {
+			if pv := x.pvs[x.pvOf(claim)]; pv != nil && pv.Spec.CSI != nil {
+				d := pv.Spec.CSI.Driver
 				st.consumers[d] = append(st.consumers[d], p.Namespace+"/"+p.Name)
 			}
 		}

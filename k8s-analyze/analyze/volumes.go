@@ -61,34 +61,101 @@ const (
 //
 // A node not in s has no attachments.
 func NodeAttachments(s *snapshot.Snapshot, node string) []Attachment {
-	return nodeAttachments(view.Of(s), node)
+	return newVolumeIndex(view.Of(s)).attachments(node)
 }
 
-// nodeAttachments is NodeAttachments of a view.
-func nodeAttachments(s *view.Snapshot, node string) []Attachment {
-	pvs := make(map[string]*view.PersistentVolume, len(s.PersistentVolumes))
-	byHandle := map[[2]string]string{}
-	for i := range s.PersistentVolumes {
-		pv := &s.PersistentVolumes[i]
-		pvs[pv.Name] = pv
-		if c := pv.Spec.CSI; c != nil {
-			byHandle[[2]string{c.Driver, c.VolumeHandle}] = pv.Name
-		}
-	}
-	claims := make(map[string]*view.PersistentVolumeClaim, len(s.PersistentVolumeClaims))
-	for i := range s.PersistentVolumeClaims {
-		c := &s.PersistentVolumeClaims[i]
-		claims[c.Namespace+"/"+c.Name] = c
-	}
-	users := podsByPV(s, node, pvs, claims)
+// volumeIndex holds what judging a node's volumes and its drain order
+// reads, keyed once for every node.
+type volumeIndex struct {
+	nodes      map[string]*view.Node
+	podsByNode map[string][]*view.Pod
+	pvs        map[string]*view.PersistentVolume
+	// pvByHandle is the PV of a CSI driver and volume handle.
+	pvByHandle map[[2]string]string
+	// claims are the claims by namespace/name; pvByClaimRef the PV whose
+	// claimRef names one.
+	claims       map[string]*view.PersistentVolumeClaim
+	pvByClaimRef map[string]string
+	vasByNode    map[string][]*view.VolumeAttachment
+	// pluginNamespaces are, per CSI driver, the namespaces of the
+	// DaemonSet pods (on any node) that are its node plugin.
+	pluginNamespaces map[string]map[string]bool
+	// drivers are the CSIDrivers by name.
+	drivers  map[string]*view.CSIDriver
+	nsLabels map[string]map[string]string
+}
 
-	var out []Attachment
-	withVA := map[string]int{} // PV -> index in out
-	for i := range s.VolumeAttachments {
-		va := &s.VolumeAttachments[i]
-		if va.Spec.NodeName != node {
+func newVolumeIndex(s *view.Snapshot) *volumeIndex {
+	x := &volumeIndex{
+		nodes: map[string]*view.Node{}, podsByNode: map[string][]*view.Pod{},
+		pvs: map[string]*view.PersistentVolume{}, pvByHandle: map[[2]string]string{},
+		claims: map[string]*view.PersistentVolumeClaim{}, pvByClaimRef: map[string]string{},
+		vasByNode: map[string][]*view.VolumeAttachment{}, pluginNamespaces: map[string]map[string]bool{},
+		drivers: map[string]*view.CSIDriver{}, nsLabels: map[string]map[string]string{},
+	}
+	for i := range s.Nodes {
+		x.nodes[s.Nodes[i].Name] = &s.Nodes[i]
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		x.podsByNode[p.Spec.NodeName] = append(x.podsByNode[p.Spec.NodeName], p)
+		if !daemonSetPod(p) {
 			continue
 		}
+		for _, d := range pluginDrivers(p.Spec.PluginPaths) {
+			if x.pluginNamespaces[d] == nil {
+				x.pluginNamespaces[d] = map[string]bool{}
+			}
+			x.pluginNamespaces[d][p.Namespace] = true
+		}
+	}
+	for i := range s.PersistentVolumes {
+		pv := &s.PersistentVolumes[i]
+		x.pvs[pv.Name] = pv
+		if c := pv.Spec.CSI; c != nil {
+			x.pvByHandle[[2]string{c.Driver, c.VolumeHandle}] = pv.Name
+		}
+		if r := pv.Spec.ClaimRef; r != nil {
+			x.pvByClaimRef[r.Namespace+"/"+r.Name] = pv.Name
+		}
+	}
+	for i := range s.PersistentVolumeClaims {
+		c := &s.PersistentVolumeClaims[i]
+		x.claims[c.Namespace+"/"+c.Name] = c
+	}
+	for i := range s.VolumeAttachments {
+		va := &s.VolumeAttachments[i]
+		x.vasByNode[va.Spec.NodeName] = append(x.vasByNode[va.Spec.NodeName], va)
+	}
+	for i := range s.CSIDrivers {
+		x.drivers[s.CSIDrivers[i].Name] = &s.CSIDrivers[i]
+	}
+	for i := range s.Namespaces {
+		x.nsLabels[s.Namespaces[i].Name] = s.Namespaces[i].Labels
+	}
+	return x
+}
+
+// daemonSetPod reports whether a DaemonSet controls p.
+func daemonSetPod(p *view.Pod) bool {
+	ctrl := controllerOf(p.OwnerReferences)
+	return ctrl != nil && ctrl.Kind == "DaemonSet"
+}
+
+// pvOf is the PV claim (namespace/name) is bound to: the claim's
+// spec.volumeName, else the PV whose claimRef names it; "" when none.
+func (x *volumeIndex) pvOf(claim string) string {
+	if c := x.claims[claim]; c != nil && c.Spec.VolumeName != "" {
+		return c.Spec.VolumeName
+	}
+	return x.pvByClaimRef[claim]
+}
+
+// attachments is NodeAttachments of node.
+func (x *volumeIndex) attachments(node string) []Attachment {
+	var out []Attachment
+	withVA := map[string]int{} // PV -> index in out
+	for _, va := range x.vasByNode[node] {
 		a := Attachment{
 			VolumeAttachment: va.Name, PV: va.Spec.PersistentVolumeName, Driver: va.Spec.Attacher,
 			Attached: va.Status.Attached, Detaching: va.DeletionTimestamp != nil, DetachError: va.Status.DetachError,
@@ -98,12 +165,12 @@ func nodeAttachments(s *view.Snapshot, node string) []Attachment {
 		}
 		out = append(out, a)
 	}
-	if n := nodeNamed(s, node); n != nil {
+	if n := x.nodes[node]; n != nil {
 		for _, v := range n.Status.VolumesAttached {
 			name := string(v.Name)
 			a := Attachment{Volume: name, Driver: pluginOf(name), Attached: true}
 			if driver, handle, ok := snapshot.CSIVolumeName(name); ok {
-				a.Driver, a.PV = driver, byHandle[[2]string{driver, handle}]
+				a.Driver, a.PV = driver, x.pvByHandle[[2]string{driver, handle}]
 			}
 			if i, ok := withVA[a.PV]; ok && a.PV != "" {
 				out[i].Volume = name
@@ -112,20 +179,21 @@ func nodeAttachments(s *view.Snapshot, node string) []Attachment {
 			out = append(out, a)
 		}
 	}
+	users := x.podsByPV(node)
 	for i := range out {
 		a := &out[i]
 		if a.PV == "" {
 			continue
 		}
 		a.Pods = users[a.PV]
-		pv := pvs[a.PV]
+		pv := x.pvs[a.PV]
 		switch {
 		case pv == nil:
 			a.Leaked = LeakPVGone
 		case pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Name != "":
 			r := pv.Spec.ClaimRef
 			a.Claim = r.Namespace + "/" + r.Name
-			if c := claims[a.Claim]; c == nil || r.UID != "" && c.UID != "" && r.UID != c.UID {
+			if c := x.claims[a.Claim]; c == nil || r.UID != "" && c.UID != "" && r.UID != c.UID {
 				a.Leaked = LeakClaimGone
 			}
 		}
@@ -138,25 +206,11 @@ func nodeAttachments(s *view.Snapshot, node string) []Attachment {
 
 // podsByPV is, for each PV, the pods on node that use it (see
 // NodeAttachments), namespace/name, sorted.
-func podsByPV(s *view.Snapshot, node string, pvs map[string]*view.PersistentVolume, claims map[string]*view.PersistentVolumeClaim) map[string][]string {
-	byClaim := map[string]string{} // namespace/name -> PV, from the PVs' claimRefs
-	for name, pv := range pvs {
-		if r := pv.Spec.ClaimRef; r != nil {
-			byClaim[r.Namespace+"/"+r.Name] = name
-		}
-	}
+func (x *volumeIndex) podsByPV(node string) map[string][]string {
 	out := map[string][]string{}
-	for i := range s.Pods {
-		p := &s.Pods[i]
-		if p.Spec.NodeName != node {
-			continue
-		}
+	for _, p := range x.podsByNode[node] {
 		for _, claim := range podClaims(p) {
-			pv := byClaim[claim]
-			if c := claims[claim]; c != nil && c.Spec.VolumeName != "" {
-				pv = c.Spec.VolumeName
-			}
-			if pv != "" {
+			if pv := x.pvOf(claim); pv != "" {
 				out[pv] = append(out[pv], p.Namespace+"/"+p.Name)
 			}
 		}
@@ -195,14 +249,3 @@ func pluginOf(name string) string {
 	second, _, _ := strings.Cut(rest, "/")
 	return first + "/" + second
 }
-
-// nodeNamed is the node of s called name, nil when none.
-func nodeNamed(s *view.Snapshot, name string) *view.Node {
-	for i := range s.Nodes {
-		if s.Nodes[i].Name == name {
-			return &s.Nodes[i]
-		}
-	}
-	return nil
-}
-
