@@ -23,6 +23,19 @@
 // can run is judged only on a whole-cluster snapshot (k8s-snapshot without
 // --node); on a node-scoped one it is unknown.
 //
+// Every node also gets its drain order: its pods in groups, in the order
+// they may go, each after the groups before it are gone (a pod's
+// maintenance.sentinel.dev/drain annotation: skip, wait-completed or
+// order=N; then storage providers, recognised by the namespace of their
+// CSI driver's node plugin, well-known labels or the
+// maintenance.sentinel.dev/storage-provider annotation, last, once the
+// volumes of the pods that use them have detached; order 0 otherwise). A
+// VolumeAttachment on the node whose PersistentVolume or claim is gone is a
+// high finding volume-attachment-leaked. The forecast times a pod whose
+// ReadWriteOnce volume must move as grace + detach + attach + ready (the
+// detach and attach 5s each: nothing in a snapshot measures them, and a
+// cause volume-move-assumed says so), and evicts group after group.
+//
 // A pod whose PodDisruptionBudget can never allow its eviction (a Deployment
 // of 1 with minAvailable: 1) can still move with no downtime when one more
 // replica of its owner lets the budget allow one: its verdict names the
@@ -55,8 +68,9 @@
 //
 // Output: -o json (default), yaml, or table (one line per node with its
 // forecast, then its pods to surge with the owner each scales, the
-// forecast's critical path and causes, then its findings; last a line for
-// the capacity; colour only on a terminal).
+// forecast's critical path and causes, its drain order's groups unless all
+// pods go in one default group, then its findings; last a line for the
+// capacity; colour only on a terminal).
 //
 // JSON is the fast path. YAML goes through a general YAML parser first,
 // many times slower: keep big snapshots in JSON, k8s-snapshot's default

@@ -54,6 +54,9 @@ type Options struct {
 	// Surge plans a surge for the pods that one more replica of their owner
 	// lets go (Action Surge) instead of blocking them.
 	Surge bool
+	// DrainRules order the drain of the nodes' pods (Node.DrainOrder, see
+	// DrainOrder); maintd passes those of the plan.
+	DrainRules []DrainRule
 }
 
 // DefaultMaxAge is the age above which a snapshot is reported stale.
@@ -169,7 +172,8 @@ func newAnalyzer(x *index, s *view.Snapshot, opts Options) (*analyzer, time.Dura
 	if now.IsZero() {
 		now = s.Metadata.CapturedAt.Time
 	}
-	a := &analyzer{x: x, now: now, maxGrace: cmp.Or(opts.MaxGrace, DefaultMaxGrace), checks: checksByCode(), useless: map[string][]Finding{}, surge: opts.Surge}
+	a := &analyzer{x: x, now: now, maxGrace: cmp.Or(opts.MaxGrace, DefaultMaxGrace), checks: checksByCode(), useless: map[string][]Finding{}, surge: opts.Surge,
+		vx: newVolumeIndex(s), rules: compileRules(opts.DrainRules)}
 	wall := opts.Wall
 	if wall.IsZero() {
 		wall = now
@@ -202,6 +206,10 @@ type analyzer struct {
 	fc *forecaster
 	// surge is Options.Surge.
 	surge bool
+	// vx indexes the volumes and what the drain order reads; rules are
+	// Options.DrainRules.
+	vx    *volumeIndex
+	rules []drainRule
 }
 
 // snapshotFindings judges the snapshot itself: whether it is one
@@ -410,8 +418,11 @@ func (a *analyzer) node(n *view.Node, sc *scratch) Node {
 		})
 	}
 	out.Counts.Pods = len(idx)
+	atts := a.vx.attachments(n.Name)
+	out.DrainOrder = a.vx.drainOrder(n.Name, a.rules, atts)
+	out.Findings = append(out.Findings, a.volumeFindings(n.Name, atts, out.DrainOrder)...)
 	if a.fc != nil {
-		out.Forecast = a.forecast(n, states, surges, &sc.forecast)
+		out.Forecast = a.forecast(n, states, surges, out.DrainOrder, &sc.forecast)
 	}
 	for _, f := range out.Findings {
 		out.Risk = out.Risk.worse(f.Severity)

@@ -46,6 +46,12 @@ const (
 	LocalPVPinned    Code = "local-pv-pinned"
 	RWOReattach      Code = "rwo-reattach"
 	PVCMissing       Code = "pvc-missing"
+	// VolumeAttachmentLeaked is a VolumeAttachment on the node whose PV or
+	// claim is gone (NodeAttachments, Attachment.Leaked).
+	VolumeAttachmentLeaked Code = "volume-attachment-leaked"
+	// StorageProvider is a pod that serves volumes other pods on the node
+	// use: it goes last (DrainOrder).
+	StorageProvider Code = "storage-provider"
 )
 
 // Snapshot checks: about the snapshot itself, reported on every node.
@@ -95,6 +101,8 @@ func Checks() []Check {
 		{PVCMissing, High, "the pod mounts a PersistentVolumeClaim the snapshot does not hold: check it exists; the pod cannot start elsewhere without it"},
 		{EmptyDirDataLoss, Medium, "copy the data out first or accept its loss: emptyDir (and generic ephemeral) volumes are deleted with the pod"},
 		{HostPath, Medium, "the data stays on this node: make sure the workload does not need it elsewhere"},
+		{VolumeAttachmentLeaked, High, "the VolumeAttachment outlived its PersistentVolume or claim, and nothing detaches it by itself: make sure with the storage system that the volume is detached from the node, then remove the attacher's finalizer and delete the VolumeAttachment"},
+		{StorageProvider, Low, "none: the pod serves volumes that other pods on the node use, so the drain evicts it after them and after their volumes detach; if it serves none of them, say so with a drain rule or the maintenance.sentinel.dev/drain annotation"},
 		{SnapshotInconsistent, Low, "take the snapshot again with k8s-snapshot's default --consistent (one etcd revision for every list) before acting on the report"},
 		{SnapshotStale, Low, "take a fresh snapshot right before the drain (k8s-snapshot | k8s-analyze), or raise --max-age if the cluster is known to be at rest"},
 	}

@@ -30,6 +30,12 @@ const (
 	// DefaultReadyTime is a replacement's time from scheduled to Ready when
 	// no pod of its workload shows both times.
 	DefaultReadyTime = time.Minute
+	// DefaultVolumeDetach and DefaultVolumeAttach are how long a volume
+	// takes to detach from the drained node and to attach to the node the
+	// pod goes to: nothing in a snapshot measures them (Kubernetes records
+	// no time of either), so the forecast assumes these, and says so.
+	DefaultVolumeDetach = 5 * time.Second
+	DefaultVolumeAttach = 5 * time.Second
 )
 
 // ForecastOptions tune the forecast.
@@ -55,6 +61,11 @@ type ForecastOptions struct {
 	// as the snapshot (their pods on the analysed nodes are taken to be
 	// the same).
 	Placement *Placement
+	// VolumeDetach and VolumeAttach are how long an attached volume takes
+	// to detach and to attach elsewhere (a caller that measured them, such
+	// as maintd, passes them); zero means DefaultVolumeDetach and
+	// DefaultVolumeAttach, and a volume-move-assumed cause says so.
+	VolumeDetach, VolumeAttach time.Duration
 }
 
 // Reasons of forecast causes (CHECKS.md, "Drain forecast").
@@ -74,6 +85,8 @@ const (
 	ReasonNodeStatus      = "node-allocatable-missing"
 	ReasonFirstFit        = "first-fit"
 	ReasonNodesOutOfScope = "nodes-out-of-scope"
+	ReasonVolumeAssumed   = "volume-move-assumed"
+	ReasonWaitCompleted   = "wait-completed"
 )
 
 // Quantiles of the learned times to Ready, in percent: P50 uses the first,
@@ -114,6 +127,8 @@ type forecaster struct {
 	ready map[types.UID]*readiness
 	// fallback is the default readiness.
 	fallback readiness
+	// assumed names the volume times taken by default, "" when none was.
+	assumed string
 }
 
 func newForecaster(x *index, s *view.Snapshot, opts ForecastOptions) *forecaster {
@@ -121,6 +136,11 @@ func newForecaster(x *index, s *view.Snapshot, opts ForecastOptions) *forecaster
 	f.opts.Concurrency = cmp.Or(max(f.opts.Concurrency, 0), DefaultConcurrency)
 	f.opts.DefaultReady = min(cmp.Or(max(f.opts.DefaultReady, 0), DefaultReadyTime), maxDuration)
 	f.fallback = readiness{p50: f.opts.DefaultReady, p90: f.opts.DefaultReady}
+	if f.opts.VolumeDetach <= 0 || f.opts.VolumeAttach <= 0 {
+		f.assumed = fmt.Sprintf("%s+%s", cmp.Or(max(f.opts.VolumeDetach, 0), DefaultVolumeDetach), cmp.Or(max(f.opts.VolumeAttach, 0), DefaultVolumeAttach))
+	}
+	f.opts.VolumeDetach = min(cmp.Or(max(f.opts.VolumeDetach, 0), DefaultVolumeDetach), maxDuration)
+	f.opts.VolumeAttach = min(cmp.Or(max(f.opts.VolumeAttach, 0), DefaultVolumeAttach), maxDuration)
 	f.place = placerOf(opts.Placement, x, s)
 	samples := map[*owner][]time.Duration{}
 	for i := range x.pods {
@@ -166,12 +186,23 @@ type item struct {
 	// StatefulSet re-creates the pod under its name); a ReplicaSet makes
 	// one as soon as the pod is terminating.
 	afterExit bool
+	// phase is the rank of its drain-order group's Order: it is evicted
+	// only once every pod of a lower phase is gone and detached.
+	phase int
+	// detach is how long its attached volumes take to detach once it is
+	// gone (0 without one); move is what its replacement waits for after
+	// that on a volume that must move (a ReadWriteOnce one): detach, and
+	// attach unless its time to Ready was learned, which holds the attach.
+	detach, move time.Duration
 }
 
 // round is how long the eviction of it holds its budget's unit at the
 // median: until its replacement is Ready, which a ReplicaSet starts at once
 // and a StatefulSet once the pod is gone.
 func (it *item) round() time.Duration {
+	if it.move > 0 {
+		return later(later(it.grace, it.move), it.ready.p50)
+	}
 	if it.afterExit {
 		return later(it.grace, it.ready.p50)
 	}
@@ -224,7 +255,7 @@ type forecastScratch struct {
 
 // forecast is the drain forecast of node n, whose pods' states the node pass
 // has judged, with the surges it judged of the budgets that never allow.
-func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo]pdbSurge, fs *forecastScratch) *Forecast {
+func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo]pdbSurge, order []DrainGroup, fs *forecastScratch) *Forecast {
 	f := a.fc
 	out := &Forecast{Concurrency: f.opts.Concurrency}
 	var cs causes
@@ -234,12 +265,22 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 	clear(fs.byPDB)
 	clear(fs.byTop)
 	items, groups := fs.items[:0], fs.groups[:0]
+	phases, behaviors := phasesOf(order)
+	moving := 0
 	for i := range states {
 		st := &states[i]
 		if st.skipped {
 			continue
 		}
 		p, c := st.pod, st.chain
+		key := p.Namespace + "/" + p.Name
+		switch behaviors[key] {
+		case BehaviorSkip:
+			continue
+		case BehaviorWaitCompleted:
+			cs.add(VerdictUnknown, ReasonWaitCompleted, podSubject(p), "pod %s is not evicted: the drain waits for it to complete, which cannot be judged", p.Name)
+			continue
+		}
 		it := item{st: st, top: c.top, grace: DefaultGrace, ready: &f.fallback}
 		if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
 			it.grace = time.Duration(min(max(*g, 0), int64(maxDuration/time.Second))) * time.Second
@@ -252,6 +293,17 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 			it.refills = first.Problem != "missing" && first.Problem != "uid-mismatch"
 			it.placed = placedBy(c)
 			it.afterExit = first.Kind == "StatefulSet"
+		}
+		it.phase = phases[key]
+		if attached, moves := a.vx.volumesOf(p); attached {
+			it.detach = f.opts.VolumeDetach
+			if moves {
+				it.move = it.detach
+				if it.ready.samples == 0 {
+					it.move = later(it.move, f.opts.VolumeAttach)
+				}
+				moving++
+			}
 		}
 		pred := st.verdict.EvictableNow
 		var governing *pdbInfo
@@ -299,6 +351,11 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 	}
 	fs.items, fs.groups = items, groups
 	out.Pods = len(items)
+	if moving > 0 && f.assumed != "" {
+		cs.add(VerdictUnknown, ReasonVolumeAssumed, Subject{Kind: "Node", Name: n.Name, UID: n.UID},
+			"volume detach+attach assumed %s (no measurement): %d %s must move a ReadWriteOnce volume, each timed as grace + detach + attach + ready (the attach is within a time to Ready learned from pods)",
+			f.assumed, moving, plural(moving, "pod", "pods"))
+	}
 	a.placeAll(n, items, &fs.placement, &cs)
 
 	never := slices.ContainsFunc(cs.list, func(c ForecastCause) bool { return c.Verdict == VerdictNever })
@@ -486,9 +543,14 @@ type sim struct {
 	rounds, order []int
 	avail         []int
 	events        []event
+	// left counts, per phase, the items not yet evicted; done is when the
+	// last evicted one's volumes are detached.
+	left []int
+	done []time.Duration
 }
 
-// event is a slot freed (group -1) or units given back to a group's budget.
+// event is a slot freed (group -1), units given back to a group's budget,
+// or a pod's volumes detached (group -2: it may let the next phase start).
 type event struct {
 	at    time.Duration
 	group int
@@ -509,10 +571,26 @@ func simulate(items []item, groups []group, concurrency int, ready func(*readine
 // choice of quantile) after the eviction for a ReplicaSet's pod, whose
 // replacement starts while the pod terminates, after the pod is gone for a
 // StatefulSet's, which re-creates the pod once it is gone; a pod nothing
-// replaces never gives its unit back. Pods go in the order of their group's rounds, most first, then
-// those that give their unit back first, then the node's order.
+// replaces never gives its unit back. A pod whose volume must move gives
+// it back only after its grace, detach and attach (item.move) and its
+// time to Ready. Pods go by phase (their drain-order group): a phase
+// starts once every pod of the phases before it is gone and its volumes
+// detached; within one, in the order of their group's rounds, most first,
+// then those that give their unit back first, then the node's order. The
+// drain ends when the last pod is gone and its volumes detached.
 func (s *sim) run(items []item, groups []group, concurrency int, ready func(*readiness) time.Duration) run {
 	n := len(items)
+	phases := 0
+	for i := range items {
+		phases = max(phases, items[i].phase+1)
+	}
+	s.left, s.done = slices.Grow(s.left[:0], phases)[:phases], slices.Grow(s.done[:0], phases)[:phases]
+	clear(s.left)
+	clear(s.done)
+	for i := range items {
+		s.left[items[i].phase]++
+	}
+	phase := 0
 	s.evicted, s.gone = slices.Grow(s.evicted[:0], n)[:n], slices.Grow(s.gone[:0], n)[:n]
 	s.rounds, s.avail = slices.Grow(s.rounds[:0], len(groups))[:len(groups)], slices.Grow(s.avail[:0], len(groups))[:len(groups)]
 	s.order, s.events = s.order[:0], s.events[:0]
@@ -546,11 +624,14 @@ func (s *sim) run(items []item, groups []group, concurrency int, ready func(*rea
 	inFlight := 0
 	waiting := s.order
 	for {
+		for phase < phases-1 && s.left[phase] == 0 && s.done[phase] <= now {
+			phase++
+		}
 		// Evict what may go now; the others keep their order, in place.
 		kept := 0
 		for _, i := range waiting {
 			g := items[i].group
-			if inFlight >= concurrency || avail[g] == 0 {
+			if inFlight >= concurrency || avail[g] == 0 || items[i].phase > phase {
 				waiting[kept] = i
 				kept++
 				continue
@@ -559,11 +640,20 @@ func (s *sim) run(items []item, groups []group, concurrency int, ready func(*rea
 			r.evicted[i], r.gone[i] = now, later(now, it.grace)
 			inFlight++
 			s.events = append(s.events, event{at: r.gone[i], group: -1})
+			s.left[it.phase]--
+			detached := later(r.gone[i], it.detach)
+			s.done[it.phase] = max(s.done[it.phase], detached)
+			if it.detach > 0 {
+				s.events = append(s.events, event{at: detached, group: -2})
+			}
 			if avail[g] > 0 {
 				avail[g]--
 				if it.refills {
 					from := now
-					if it.afterExit {
+					switch {
+					case it.move > 0:
+						from = later(r.gone[i], it.move)
+					case it.afterExit:
 						from = r.gone[i]
 					}
 					s.events = append(s.events, event{at: later(from, ready(it.ready)), group: g, units: 1})
@@ -574,8 +664,17 @@ func (s *sim) run(items []item, groups []group, concurrency int, ready func(*rea
 		if len(waiting) == 0 {
 			break
 		}
+		if s.left[phase] == 0 && s.done[phase] <= now && phase < phases-1 {
+			continue // the next phase may start now
+		}
 		if len(s.events) == 0 {
 			r.stuck = items[waiting[0]].group
+			for _, i := range waiting {
+				if items[i].phase == phase {
+					r.stuck = items[i].group
+					break
+				}
+			}
 			break
 		}
 		now = slices.MinFunc(s.events, func(x, y event) int { return cmp.Compare(x.at, y.at) }).at
@@ -583,16 +682,18 @@ func (s *sim) run(items []item, groups []group, concurrency int, ready func(*rea
 			if e.at != now {
 				return false
 			}
-			if e.group < 0 {
+			switch {
+			case e.group == -2:
+			case e.group < 0:
 				inFlight--
-			} else {
+			default:
 				avail[e.group] += e.units
 			}
 			return true
 		})
 	}
-	for _, g := range r.gone {
-		r.end = max(r.end, g)
+	for i, g := range r.gone {
+		r.end = max(r.end, later(g, items[i].detach))
 	}
 	return r
 }
@@ -637,10 +738,12 @@ func criticalPath(items []item, groups []group, r run) *CriticalPath {
 			slowest = it
 		}
 		cp.Grace.Duration = max(cp.Grace.Duration, it.grace)
+		cp.Detach.Duration = max(cp.Detach.Duration, it.detach)
 	}
 	slices.Sort(times)
 	cp.Rounds = len(slices.Compact(times))
 	cp.RoundTime.Duration = slowest.round()
+	cp.VolumeMove.Duration = slowest.move
 	rd := slowest.ready
 	cp.Ready = ReadyTime{Workload: rd.workload, P50: metav1.Duration{Duration: rd.p50}, P90: metav1.Duration{Duration: rd.p90}, Samples: rd.samples}
 	if cp.Ready.Workload == "" {

@@ -59,22 +59,22 @@ type DrainRulePods struct {
 
 // DrainGroup is pods that go together.
 type DrainGroup struct {
-	Order    int32
-	Behavior DrainBehavior
+	Order    int32         `json:"order"`
+	Behavior DrainBehavior `json:"behavior"`
 	// Why names what put the pods here, "; "-separated when several did:
 	// "annotation", "rule NAME", "storage provider of driver D for N
 	// pods", "default".
-	Why  string
-	Pods []string // namespace/name, sorted
+	Why  string   `json:"why"`
+	Pods []string `json:"pods"` // namespace/name, sorted
 	// Drivers are, for a group of storage providers, the CSI drivers they
 	// serve, sorted; nil otherwise.
-	Drivers []string
+	Drivers []string `json:"drivers,omitempty"`
 	// WaitsFor are, for a group of storage providers, the attachments of
 	// Drivers still on the node (NodeAttachments) that are not leaked and
 	// not only the group's own: by VolumeAttachment name, or the
 	// volumesAttached name of an entry without one; sorted. The group
 	// starts only when it is empty.
-	WaitsFor []string
+	WaitsFor []string `json:"waitsFor,omitempty"`
 }
 
 // DrainOrder groups the node's pods to evict into groups in the order they
@@ -100,7 +100,7 @@ type DrainGroup struct {
 // A node not in s has no groups.
 func DrainOrder(s *snapshot.Snapshot, node string, rules []DrainRule) []DrainGroup {
 	x := newVolumeIndex(view.Of(s))
-	return x.drainOrder(node, rules, x.attachments(node))
+	return x.drainOrder(node, compileRules(rules), x.attachments(node))
 }
 
 // placed is one pod's place in the drain order.
@@ -113,8 +113,7 @@ type placed struct {
 }
 
 // drainOrder is DrainOrder of node, whose attachments are atts.
-func (x *volumeIndex) drainOrder(node string, rules []DrainRule, atts []Attachment) []DrainGroup {
-	rules = slices.SortedStableFunc(slices.Values(rules), func(a, b DrainRule) int { return cmp.Compare(a.Name, b.Name) })
+func (x *volumeIndex) drainOrder(node string, rules []drainRule, atts []Attachment) []DrainGroup {
 	st := x.storage(node, atts)
 	var pods []*placed
 	for _, p := range x.podsByNode[node] {
@@ -161,9 +160,43 @@ func annotated(pl *placed) bool {
 	return true
 }
 
+// drainRule is a DrainRule with its selectors parsed once.
+type drainRule struct {
+	DrainRule
+	// pods are the parsed Pods, nil for a selector that matches all; a
+	// selector that does not parse is labels.Nothing().
+	pods [][2]labels.Selector
+}
+
+// compileRules are rules parsed, sorted by name (stable).
+func compileRules(rules []DrainRule) []drainRule {
+	out := make([]drainRule, len(rules))
+	for i, r := range rules {
+		out[i].DrainRule = r
+		for _, p := range r.Pods {
+			out[i].pods = append(out[i].pods, [2]labels.Selector{selectorOf(p.Selector), selectorOf(p.NamespaceSelector)})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b drainRule) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// selectorOf is sel parsed: labels.Everything() for nil, labels.Nothing()
+// when it does not parse.
+func selectorOf(sel *metav1.LabelSelector) labels.Selector {
+	if sel == nil {
+		return labels.Everything()
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return labels.Nothing()
+	}
+	return s
+}
+
 // ruled applies the first of rules (sorted by name) that matches pl's pod,
 // reporting whether one did.
-func ruled(pl *placed, rules []DrainRule, nsLabels map[string]map[string]string) bool {
+func ruled(pl *placed, rules []drainRule, nsLabels map[string]map[string]string) bool {
 	p := pl.pod
 	ns, ok := nsLabels[p.Namespace]
 	if !ok {
@@ -185,24 +218,14 @@ func ruled(pl *placed, rules []DrainRule, nsLabels map[string]map[string]string)
 }
 
 // matches reports whether r is for a pod of these labels in a namespace of
-// these.
-func (r DrainRule) matches(pod, namespace map[string]string) bool {
-	if len(r.Pods) == 0 {
+// these: r has no Pods, or both selectors of one entry match.
+func (r *drainRule) matches(pod, namespace map[string]string) bool {
+	if len(r.pods) == 0 {
 		return true
 	}
-	return slices.ContainsFunc(r.Pods, func(sel DrainRulePods) bool {
-		return selects(sel.Selector, pod) && selects(sel.NamespaceSelector, namespace)
+	return slices.ContainsFunc(r.pods, func(sels [2]labels.Selector) bool {
+		return sels[0].Matches(labels.Set(pod)) && sels[1].Matches(labels.Set(namespace))
 	})
-}
-
-// selects reports whether sel (nil: all) matches set; a selector that does
-// not parse matches nothing.
-func selects(sel *metav1.LabelSelector, set map[string]string) bool {
-	if sel == nil {
-		return true
-	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	return err == nil && s.Matches(labels.Set(set))
 }
 
 // groups gathers the placed pods into groups and sorts them.
@@ -403,4 +426,21 @@ func (st *storage) others(d string, p *view.Pod) []string {
 func consumesAny(st *storage, p *view.Pod, drivers []string) bool {
 	me := p.Namespace + "/" + p.Name
 	return slices.ContainsFunc(drivers, func(d string) bool { return slices.Contains(st.consumers[d], me) })
+}
+
+// phasesOf are, by pod (namespace/name), the rank of its group's Order
+// among the Orders of order's Drain and WaitCompleted groups (groups of
+// one Order go together), and its group's behaviour.
+func phasesOf(order []DrainGroup) (map[string]int, map[string]DrainBehavior) {
+	phases, behaviors := map[string]int{}, map[string]DrainBehavior{}
+	rank, last := -1, int32(0)
+	for i, g := range order {
+		if g.Behavior != BehaviorSkip && (i == 0 || g.Order != last) {
+			rank, last = rank+1, g.Order
+		}
+		for _, p := range g.Pods {
+			phases[p], behaviors[p] = max(rank, 0), g.Behavior
+		}
+	}
+	return phases, behaviors
 }

@@ -64,7 +64,9 @@ func TestNodeAttachmentsClaimReplaced(t *testing.T) {
 }
 
 func TestDrainOrder(t *testing.T) {
-	sel := func(k, v string) *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: map[string]string{k: v}} }
+	sel := func(k, v string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{k: v}}
+	}
 	storageGroup := func(order int32, consumers string) DrainGroup {
 		return DrainGroup{Order: order, Behavior: BehaviorDrain, Why: "storage provider of driver " + rbd + " for " + consumers,
 			Pods: []string{"rook-ceph/mgr-0", "rook-ceph/osd-0"}, Drivers: []string{rbd}, WaitsFor: []string{"va-db0"}}

@@ -52,10 +52,13 @@ type Node struct {
 	Counts Counts   `json:"counts"`
 	// Forecast is how long draining the node takes, or why it never ends
 	// (absent unless Options.Forecast is set; the command always sets it).
-	Forecast *Forecast    `json:"forecast,omitempty"`
-	Findings []Finding    `json:"findings"`
-	Pods     []PodVerdict `json:"pods"`
-	PDBs     []PDBBudget  `json:"pdbs"`
+	Forecast *Forecast `json:"forecast,omitempty"`
+	// DrainOrder are the node's pods to evict in the groups they may go
+	// in, in order (DrainOrder, with Options.DrainRules).
+	DrainOrder []DrainGroup `json:"drainOrder"`
+	Findings   []Finding    `json:"findings"`
+	Pods       []PodVerdict `json:"pods"`
+	PDBs       []PDBBudget  `json:"pdbs"`
 }
 
 // Counts sums up a node's pods and findings.
@@ -245,6 +248,14 @@ type CriticalPath struct {
 	Grace metav1.Duration `json:"grace"`
 	// Ready is how long a replacement takes from scheduled to Ready.
 	Ready ReadyTime `json:"ready"`
+	// Detach is how long the group's volumes take to detach once their pod
+	// is gone (the longest; absent without attached volumes): the node is
+	// empty only then.
+	Detach metav1.Duration `json:"detach,omitzero"`
+	// VolumeMove is what a replacement waits for, after the grace, for its
+	// ReadWriteOnce volume to move: detach, and attach unless Ready holds
+	// it (learned from pods). Part of RoundTime; absent when none moves.
+	VolumeMove metav1.Duration `json:"volumeMove,omitzero"`
 	// Surge is true for a budget that never allows an eviction and whose
 	// pods a surge moves (Options.Surge): the first goes once the surge
 	// pod is Ready, each next once the previous one's replacement is.

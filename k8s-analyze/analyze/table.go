@@ -16,7 +16,8 @@ import (
 // surges when some node has one, and its forecast's verdict, p50 and p90
 // when the report has forecasts), then its pods to surge with the owner
 // each scales, then the forecast's critical path and causes, then its
-// findings, one a line; last, with a capacity, one line for it. colour adds
+// drain order's groups (unless every pod goes in one default group), then
+// its findings, one a line; last, with a capacity, one line for it. colour adds
 // ANSI colours to risks, severities and verdicts.
 func WriteTable(w io.Writer, r *Report, colour bool) error {
 	bw := bufio.NewWriter(w)
@@ -94,6 +95,11 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 					reasonW, c.Reason, subjW, subjects[i], strings.ReplaceAll(c.Message, "\n", " "))
 			}
 		}
+		if len(n.DrainOrder) > 1 || len(n.DrainOrder) == 1 && n.DrainOrder[0].Why != "default" {
+			for _, g := range n.DrainOrder {
+				fmt.Fprintf(bw, "  order     %3d  %-13s  %s\n", g.Order, g.Behavior, groupText(g))
+			}
+		}
 		codeW, subjW := 0, 0
 		subjects := make([]string, len(n.Findings))
 		for i, f := range n.Findings {
@@ -109,6 +115,20 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		fmt.Fprintf(bw, "capacity  %s  %s\n", paint(verdictSeverity(c.Verdict), fmt.Sprintf("%-7s", c.Verdict)), capacityText(c))
 	}
 	return bw.Flush()
+}
+
+// groupText tells a drain-order group on one line: why, its pods (five at
+// most), and what a storage group waits for.
+func groupText(g DrainGroup) string {
+	pods := g.Pods
+	if len(pods) > 5 {
+		pods = append(slices.Clip(pods[:5]), fmt.Sprintf("and %d more", len(g.Pods)-5))
+	}
+	text := fmt.Sprintf("%s: %s", g.Why, strings.Join(pods, ", "))
+	if len(g.WaitsFor) > 0 {
+		text += fmt.Sprintf("; waits for %d %s to detach (%s)", len(g.WaitsFor), plural(len(g.WaitsFor), "volume", "volumes"), strings.Join(g.WaitsFor, ", "))
+	}
+	return text
 }
 
 // capacityText tells a capacity on one line: the set, the pods to move and
@@ -187,16 +207,23 @@ func pathText(cp *CriticalPath) string {
 		return fmt.Sprintf("%d %s behind a surge, in %d %s of ready p50 %s (the surge pod's, then each replacement's), the last ending with the grace %s; ready p90 %s, %s",
 			cp.Pods, pods, cp.Rounds, plural(cp.Rounds, "round", "rounds"), cp.Ready.P50.Duration, cp.Grace.Duration, cp.Ready.P90.Duration, learned)
 	}
+	gone := "the grace " + cp.Grace.Duration.String()
+	if cp.Detach.Duration > 0 {
+		gone += " and the volume detach " + cp.Detach.Duration.String()
+	}
 	if cp.Rounds == 1 {
-		return fmt.Sprintf("%d %s in 1 round, gone after the grace %s; ready p50 %s, p90 %s, %s", cp.Pods, pods, cp.Grace.Duration,
+		return fmt.Sprintf("%d %s in 1 round, gone after %s; ready p50 %s, p90 %s, %s", cp.Pods, pods, gone,
 			cp.Ready.P50.Duration, cp.Ready.P90.Duration, learned)
 	}
 	round := fmt.Sprintf("ready p50 %s after the eviction", cp.Ready.P50.Duration)
-	if cp.RoundTime.Duration != cp.Ready.P50.Duration {
+	switch {
+	case cp.VolumeMove.Duration > 0:
+		round = fmt.Sprintf("grace %s + volume move %s + ready p50 %s", cp.Grace.Duration, cp.VolumeMove.Duration, cp.Ready.P50.Duration)
+	case cp.RoundTime.Duration != cp.Ready.P50.Duration:
 		round = fmt.Sprintf("grace %s + ready p50 %s", cp.Grace.Duration, cp.Ready.P50.Duration)
 	}
-	return fmt.Sprintf("%d %s in %d rounds of %s (%s), the last ending with the grace %s; ready p90 %s, %s", cp.Pods, pods, cp.Rounds,
-		cp.RoundTime.Duration, round, cp.Grace.Duration, cp.Ready.P90.Duration, learned)
+	return fmt.Sprintf("%d %s in %d rounds of %s (%s), the last ending with %s; ready p90 %s, %s", cp.Pods, pods, cp.Rounds,
+		cp.RoundTime.Duration, round, gone, cp.Ready.P90.Duration, learned)
 }
 
 func plural(n int, one, more string) string {

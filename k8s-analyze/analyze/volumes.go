@@ -3,7 +3,10 @@ package analyze
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
@@ -248,4 +251,69 @@ func pluginOf(name string) string {
 	}
 	second, _, _ := strings.Cut(rest, "/")
 	return first + "/" + second
+}
+
+// volumeFindings are the node's findings about its attachments (atts) and
+// its storage providers (the groups of order with Drivers).
+func (a *analyzer) volumeFindings(node string, atts []Attachment, order []DrainGroup) []Finding {
+	var fs []Finding
+	for _, at := range atts {
+		if at.Leaked == "" || at.VolumeAttachment == "" {
+			continue
+		}
+		why := "its PersistentVolume " + at.PV + " is gone"
+		if at.Leaked == LeakClaimGone {
+			why = "the claim " + at.Claim + " of its PersistentVolume " + at.PV + " is gone"
+		}
+		ev := map[string]string{"volumeAttachment": at.VolumeAttachment, "pv": at.PV, "driver": at.Driver, "reason": at.Leaked}
+		if at.Claim != "" {
+			ev["claim"] = at.Claim
+		}
+		if at.DetachError != "" {
+			ev["detachError"] = at.DetachError
+		}
+		fs = append(fs, a.finding(VolumeAttachmentLeaked, Subject{Kind: "VolumeAttachment", Name: at.VolumeAttachment}, ev,
+			"VolumeAttachment %s (driver %s) is leaked: %s; the node is never free of it by itself", at.VolumeAttachment, at.Driver, why))
+	}
+	pods := map[string]*view.Pod{}
+	for _, p := range a.vx.podsByNode[node] {
+		pods[p.Namespace+"/"+p.Name] = p
+	}
+	for _, g := range order {
+		if g.Drivers == nil {
+			continue
+		}
+		for _, pod := range g.Pods {
+			p := pods[pod]
+			ev := map[string]string{"drivers": strings.Join(g.Drivers, ","), "order": strconv.Itoa(int(g.Order))}
+			fs = append(fs, a.finding(StorageProvider, podSubject(p), ev, "pod %s is evicted last, in order %d, after its consumers: %s", p.Name, g.Order, g.Why))
+		}
+	}
+	return fs
+}
+
+// volumesOf says whether p uses an attachable volume (attached: the node is
+// not free of it until it detaches), and whether one of those must move
+// with p: it is ReadWriteOnce or ReadWriteOncePod (by its PV's access
+// modes, else its claim's). A volume is attachable when its PV is a CSI
+// volume whose CSIDriver requires attaching (attachRequired true or unset)
+// or is not known (assumed to); a volume of another source is taken as not
+// attached.
+func (x *volumeIndex) volumesOf(p *view.Pod) (attached, moves bool) {
+	for _, claim := range podClaims(p) {
+		pv := x.pvs[x.pvOf(claim)]
+		if pv == nil || pv.Spec.CSI == nil {
+			continue
+		}
+		if d := x.drivers[pv.Spec.CSI.Driver]; d != nil && d.Spec.AttachRequired != nil && !*d.Spec.AttachRequired {
+			continue
+		}
+		attached = true
+		modes := pv.Spec.AccessModes
+		if c := x.claims[claim]; len(modes) == 0 && c != nil {
+			modes = c.Spec.AccessModes
+		}
+		moves = moves || slices.Contains(modes, corev1.ReadWriteOnce) || slices.Contains(modes, corev1.ReadWriteOncePod)
+	}
+	return attached, moves
 }
