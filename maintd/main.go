@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	autoscalingv2client "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
+	storagev1client "k8s.io/client-go/kubernetes/typed/storage/v1"
 	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -205,7 +206,7 @@ func newClients(cfg *rest.Config) (*clients, error) {
 		return nil, err
 	}
 	c := &clients{}
-	var errs [8]error
+	var errs [9]error
 	c.Core, errs[0] = corev1client.NewForConfigAndClient(cfg, hc)
 	c.Apps, errs[1] = appsv1client.NewForConfigAndClient(cfg, hc)
 	c.Batch, errs[2] = batchv1client.NewForConfigAndClient(cfg, hc)
@@ -214,6 +215,7 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	c.events, errs[5] = eventsv1client.NewForConfigAndClient(cfg, hc)
 	c.plans, errs[6] = maintenancev1alpha1.NewForConfigAndClient(kubeclient.JSON(cfg), hc)
 	c.Autoscaling, errs[7] = autoscalingv2client.NewForConfigAndClient(cfg, hc)
+	c.Storage, errs[8] = storagev1client.NewForConfigAndClient(cfg, hc)
 	return c, errors.Join(errs[:]...)
 }
 

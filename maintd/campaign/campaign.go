@@ -458,7 +458,8 @@ func (d *decider) plan(node string, n int, left time.Duration) *api.MaintenanceP
 		ObjectMeta: metav1.ObjectMeta{Name: PlanName(c.Name, node), Labels: lbls,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: api.SchemeGroupVersion.String(), Kind: "MaintenanceCampaign", Name: c.Name, UID: c.UID, Controller: ptr.To(true)}}},
 		Spec: api.MaintenancePlanSpec{NodeName: node, Reason: reason, Workloads: slices.Clone(s.Workloads), AllowAllWorkloads: s.AllowAllWorkloads,
-			AcceptedRisks: slices.Clone(s.AcceptedRisks), StartWithin: &metav1.Duration{Duration: left}, Deadline: &metav1.Duration{Duration: left}, MaxConcurrentEvictions: s.MaxConcurrentEvictions, Surge: s.Surge},
+			AcceptedRisks: slices.Clone(s.AcceptedRisks), StartWithin: &metav1.Duration{Duration: left}, Deadline: &metav1.Duration{Duration: left}, MaxConcurrentEvictions: s.MaxConcurrentEvictions, Surge: s.Surge,
+			VolumeDetachTimeout: s.VolumeDetachTimeout.DeepCopy(), DrainRules: s.DeepCopy().DrainRules},
 	}
 	p.Kind, p.APIVersion = "MaintenancePlan", api.SchemeGroupVersion.String()
 	return p

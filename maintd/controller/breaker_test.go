@@ -19,7 +19,7 @@ import (
 // reason (the pod cache keeps it only while the pod is not Ready).
 func TestBreakerNamesWhyAPodWaits(t *testing.T) {
 	core := kfake.NewClientset()
-	c := New(Config{Clients: Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2()},
+	c := New(Config{Clients: Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2(), Storage: core.StorageV1()},
 		Plans: fake.NewSimpleClientset().MaintenanceV1alpha1().MaintenancePlans()})
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-1", Controller: new(bool)}

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -114,7 +115,9 @@ func slim(obj any) (any, error) {
 				ready = []corev1.NodeCondition{{Type: cd.Type, Status: cd.Status, Reason: cd.Reason}}
 			}
 		}
-		o.Status = corev1.NodeStatus{Allocatable: o.Status.Allocatable, Conditions: ready}
+		// A plan is Drained once no volume of its pods is in its
+		// volumesAttached.
+		o.Status = corev1.NodeStatus{Allocatable: o.Status.Allocatable, Conditions: ready, VolumesAttached: o.Status.VolumesAttached}
 	case *appsv1.ReplicaSet:
 		o.Spec.Template = corev1.PodTemplateSpec{}
 	case *appsv1.Deployment:
@@ -127,6 +130,8 @@ func slim(obj any) (any, error) {
 		o.Spec.Template = corev1.PodTemplateSpec{}
 	case *batchv1.CronJob:
 		o.Spec.JobTemplate = batchv1.JobTemplateSpec{}
+	case *corev1.Namespace:
+		o.Spec, o.Status = corev1.NamespaceSpec{}, corev1.NamespaceStatus{} // its labels are what a drain rule reads
 	case *corev1.ConfigMap:
 		o.Data, o.BinaryData = map[string]string{"reason": o.Data["reason"]}, nil // the pause switch: its reason
 	case *autoscalingv2.HorizontalPodAutoscaler:
@@ -141,7 +146,7 @@ func slim(obj any) (any, error) {
 // sources are the informers of the built-in kinds whose events wake plans
 // and campaigns (wakeups.go); the pause switch's is nil without a switch.
 type sources struct {
-	node, pod, pdb, rs, dep, sts, ds, job, cron, pv, pvc, hpa, pause cache.SharedIndexInformer
+	node, pod, pdb, rs, dep, sts, ds, job, cron, pv, pvc, hpa, va, ns, pause cache.SharedIndexInformer
 }
 
 // makeCaches makes the informers and listers of every kind maintd reads.
@@ -168,6 +173,12 @@ func (c *Controller) makeCaches() sources {
 	s.pv = informer(c, cl.Core.PersistentVolumes(), &corev1.PersistentVolume{}, cache.Indexers{})
 	s.pvc = informer(c, cl.Core.PersistentVolumeClaims(""), &corev1.PersistentVolumeClaim{}, byNamespace)
 	s.hpa = informer(c, cl.Autoscaling.HorizontalPodAutoscalers(""), &autoscalingv2.HorizontalPodAutoscaler{}, byNamespace)
+	s.va = informer(c, cl.Storage.VolumeAttachments(), &storagev1.VolumeAttachment{}, cache.Indexers{byNode: func(o any) ([]string, error) {
+		return []string{o.(*storagev1.VolumeAttachment).Spec.NodeName}, nil
+	}})
+	c.attachments = s.va.GetIndexer()
+	s.ns = informer(c, cl.Core.Namespaces(), &corev1.Namespace{}, cache.Indexers{})
+	c.namespaces = corelisters.NewNamespaceLister(s.ns.GetIndexer())
 	c.nodes = corelisters.NewNodeLister(s.node.GetIndexer())
 	c.pods = podCache{s.pod.GetIndexer()}
 	c.pdbs = policylisters.NewPodDisruptionBudgetLister(s.pdb.GetIndexer())

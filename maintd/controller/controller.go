@@ -21,6 +21,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	autoscalingv2client "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
+	storagev1client "k8s.io/client-go/kubernetes/typed/storage/v1"
 	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	policyv1client "k8s.io/client-go/kubernetes/typed/policy/v1"
@@ -54,6 +55,9 @@ type Clients struct {
 	// Autoscaling reads the HorizontalPodAutoscalers: a surge never scales
 	// an owner one of them scales.
 	Autoscaling autoscalingv2client.AutoscalingV2Interface
+	// Storage reads the VolumeAttachments: a plan is Drained once the
+	// volumes of its pods have detached from the node.
+	Storage storagev1client.StorageV1Interface
 }
 
 // Config is what a Controller needs.
@@ -165,6 +169,8 @@ type Controller struct {
 	jobs             batchlisters.JobLister
 	cronJobs         batchlisters.CronJobLister
 	hpas             autoscalinglisters.HorizontalPodAutoscalerLister
+	attachments      cache.Indexer // VolumeAttachments, by node (byNode)
+	namespaces       corelisters.NamespaceLister
 	// pause holds the pause ConfigMap, if it exists (nil: no switch).
 	pause cache.Store
 

@@ -12,12 +12,14 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
@@ -104,6 +106,8 @@ func (c *Controller) observe(p *api.MaintenancePlan, now time.Time) (drain.Facts
 		if f.Analysis, err = c.analysis(p, s, now); err != nil {
 			return f, err
 		}
+		f.Attachments = analyze.NodeAttachments(s, node.Name)
+		f.Groups = analyze.DrainOrder(s, node.Name, drain.Rules(p.Spec.DrainRules))
 		if err := c.surgeOwners(p, &f); err != nil {
 			return f, err
 		}
@@ -285,6 +289,9 @@ func (c *Controller) snapshotOf(nodes []*corev1.Node, onNode []*cachedPod, pdbs 
 		return nil, fmt.Errorf("list persistent volumes: %w", err)
 	}
 	s.PersistentVolumes = values(pvs)
+	if err := c.volumesOf(s, names); err != nil {
+		return nil, err
+	}
 	pods := slices.Clone(onNode)
 	// By key: the cache may replace a pod's object between two reads.
 	seen := map[string]bool{}
@@ -333,6 +340,52 @@ func (c *Controller) snapshotOf(nodes []*corev1.Node, onNode []*cachedPod, pdbs 
 	return snapshot.ForNodes(s, names...)
 }
 
+// volumesOf adds to s the VolumeAttachments of the nodes, the claims
+// their volumes are bound to (a claim gone makes an attachment leaked),
+// and the namespaces (the drain rules' namespace selectors read their
+// labels). volumeClaims adds the claims of the pods after them.
+func (c *Controller) volumesOf(s *snapshot.Snapshot, nodes []string) error {
+	for _, n := range nodes {
+		vas, err := c.attachments.ByIndex(byNode, n)
+		if err != nil {
+			return fmt.Errorf("volume attachments of node %s: %w", n, err)
+		}
+		for _, o := range vas {
+			s.VolumeAttachments = append(s.VolumeAttachments, *o.(*storagev1.VolumeAttachment))
+		}
+	}
+	slices.SortFunc(s.VolumeAttachments, func(a, b storagev1.VolumeAttachment) int { return cmp.Compare(a.Name, b.Name) })
+	for _, va := range s.VolumeAttachments {
+		name := va.Spec.Source.PersistentVolumeName
+		if name == nil {
+			continue
+		}
+		pv, err := c.pvs.Get(*name)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("read persistent volume %s: %w", *name, err)
+		}
+		if ref := pv.Spec.ClaimRef; ref != nil {
+			pvc, err := c.pvcs.PersistentVolumeClaims(ref.Namespace).Get(ref.Name)
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return fmt.Errorf("read persistent volume claim %s/%s: %w", ref.Namespace, ref.Name, err)
+			default:
+				s.PersistentVolumeClaims = append(s.PersistentVolumeClaims, *pvc)
+			}
+		}
+	}
+	namespaces, err := c.namespaces.List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("list namespaces: %w", err)
+	}
+	s.Namespaces = values(namespaces)
+	return nil
+}
+
 // volumeClaims sets the claims of s to those of pods that exist (named by a
 // volume, or a generic ephemeral volume's, named by Kubernetes), in name
 // order.
@@ -359,7 +412,14 @@ func (c *Controller) volumeClaims(s *snapshot.Snapshot, pods []*cachedPod) error
 			}
 		}
 	}
-	s.PersistentVolumeClaims = values(pvcs)
+	for _, pvc := range values(pvcs) {
+		if !slices.ContainsFunc(s.PersistentVolumeClaims, func(o corev1.PersistentVolumeClaim) bool { return o.Namespace == pvc.Namespace && o.Name == pvc.Name }) {
+			s.PersistentVolumeClaims = append(s.PersistentVolumeClaims, pvc)
+		}
+	}
+	slices.SortFunc(s.PersistentVolumeClaims, func(a, b corev1.PersistentVolumeClaim) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
@@ -48,6 +49,10 @@ func (c *Controller) Load(objs ...runtime.Object) error {
 			i = s.pvc
 		case *autoscalingv2.HorizontalPodAutoscaler:
 			i = s.hpa
+		case *storagev1.VolumeAttachment:
+			i = s.va
+		case *corev1.Namespace:
+			i = s.ns
 		case *corev1.ConfigMap:
 			i = s.pause
 		case *api.MaintenancePlan:

@@ -44,7 +44,7 @@ func TestPlanInformer(t *testing.T) {
 	cs := fake.NewSimpleClientset(testPlan("a", "infra", "n1"), testPlan("b", "other", "n1"))
 	core := &kfake.Clientset{}
 	c := New(Config{
-		Clients:  Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2()},
+		Clients:  Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2(), Storage: core.StorageV1()},
 		Plans:    noWatchList{cs.MaintenanceV1alpha1().MaintenancePlans()},
 		Selector: labels.SelectorFromSet(labels.Set{"team": "infra"}),
 	})

@@ -44,6 +44,10 @@ type cachedPod struct {
 	// with every pod that has the same (the replicas of a template).
 	Scheduling *view.Scheduling
 	placement  *placement
+	// PluginPaths name the CSI node plugins it registers
+	// (view.PluginPathsOf): how the drain order recognises a storage
+	// system's namespace.
+	PluginPaths []string
 }
 
 // placement is what pods of one template share of their Scheduling: one
@@ -99,7 +103,8 @@ func (t *placements) intern(s *view.Scheduling) *placement {
 func cachePod(p *corev1.Pod) *cachedPod {
 	c := &cachedPod{ObjectMeta: p.ObjectMeta, NodeName: p.Spec.NodeName,
 		TerminationGracePeriodSeconds: p.Spec.TerminationGracePeriodSeconds,
-		Phase:                         p.Status.Phase, StartTime: p.Status.StartTime, Scheduling: view.SchedulingOf(p)}
+		Phase:                         p.Status.Phase, StartTime: p.Status.StartTime, Scheduling: view.SchedulingOf(p),
+		PluginPaths: view.PluginPathsOf(&p.Spec)}
 	c.placement = shared.intern(c.Scheduling)
 	c.ManagedFields = nil
 	for i := range p.Spec.Volumes {
@@ -141,6 +146,9 @@ func (c *cachedPod) into(p *corev1.Pod) {
 	*p = corev1.Pod{ObjectMeta: c.ObjectMeta}
 	p.Spec.NodeName, p.Spec.TerminationGracePeriodSeconds, p.Spec.Volumes = c.NodeName, c.TerminationGracePeriodSeconds, c.Volumes
 	p.Status.Phase, p.Status.StartTime, p.Status.Conditions = c.Phase, c.StartTime, c.Conditions
+	if len(c.PluginPaths) > 0 {
+		p.Spec.Containers = []corev1.Container{{Name: "plugin", Args: c.PluginPaths}}
+	}
 }
 
 // pod is the pod back from the cache.

@@ -31,7 +31,7 @@ func cached(t *testing.T, wrap func(maintenancev1alpha1.MaintenancePlanInterface
 	cs := fake.NewSimpleClientset(plans...)
 	core := kfake.NewSimpleClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "node-1"}},
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2", UID: "node-2"}})
-	c := New(Config{Clients: Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2()},
+	c := New(Config{Clients: Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2(), Storage: core.StorageV1()},
 		Plans: noWatchList{wrap(cs.MaintenanceV1alpha1().MaintenancePlans())}, RequestTimeout: time.Second})
 	for _, o := range plans {
 		if err := c.planInformer.GetIndexer().Add(o); err != nil {

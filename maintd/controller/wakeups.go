@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -229,6 +230,15 @@ func (c *Controller) handleEvents(s sources) {
 			c.wake(waits.Wait{On: waits.Owners, Key: m.GetNamespace()})
 		})
 	}
+	// A volume attached or detached: the plans of its node decide again
+	// (node.status.volumesAttached comes with the node's events).
+	on(s.va, func(old, obj any) {
+		for _, o := range []any{old, obj} {
+			if va, ok := o.(*storagev1.VolumeAttachment); ok {
+				c.wake(waits.Wait{On: waits.Node, Key: va.Spec.NodeName})
+			}
+		}
+	})
 	if s.pause != nil {
 		on(s.pause, c.paused)
 	}

@@ -657,6 +657,10 @@ func leastPrivilege(t *testing.T, ctx context.Context, cs kubernetes.Interface) 
 	read := []string{"get", "list", "watch"}
 	add("", "nodes", false, "get", "list", "watch", "patch")
 	add("", "persistentvolumes", false, read...)
+	// The volumes' detach (Drained), and the namespaces' labels (drain
+	// rules): read only.
+	add("storage.k8s.io", "volumeattachments", false, read...)
+	add("", "namespaces", false, read...)
 	add("", "pods", true, read...)
 	add("", "persistentvolumeclaims", true, read...)
 	add("", "pods/eviction", true, "create")

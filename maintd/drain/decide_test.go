@@ -553,6 +553,104 @@ func TestDecide(t *testing.T) {
 			},
 			want: want{phase: api.Drained, reason: api.ReasonDrained, message: "2 pods evicted"},
 		},
+		"pods gone, a volume still attached: waits for its detach": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.WaitingForPodExit)
+				w.plan.Status.Pods.Evicted = 2
+				w.removePod("pod-1")
+				w.removePod("pod-2")
+				w.facts.Attachments = []analyze.Attachment{{VolumeAttachment: "csi-1", PV: "pv-1", Driver: "ebs.csi.aws.com", Attached: true}}
+			},
+			want: want{phase: api.Draining, reason: api.WaitingForVolumeDetach, message: "VolumeAttachment csi-1 (PV pv-1, driver ebs.csi.aws.com)", requeue: DefaultVolumeDetachTimeout},
+		},
+		"a volume another pod on the node still uses does not hold the drain": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.WaitingForPodExit)
+				w.plan.Status.Pods.Evicted = 2
+				w.removePod("pod-1")
+				w.removePod("pod-2")
+				w.facts.Attachments = []analyze.Attachment{{VolumeAttachment: "csi-1", PV: "pv-1", Driver: "d", Attached: true, Pods: []string{"kube-system/agent-x"}}}
+			},
+			want: want{phase: api.Drained, reason: api.ReasonDrained, message: "their volumes detached"},
+		},
+		"a detach past spec.volumeDetachTimeout is stuck, named with its error": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.WaitingForVolumeDetach)
+				w.plan.Spec.VolumeDetachTimeout = &metav1.Duration{Duration: 30 * time.Second}
+				w.removePod("pod-1")
+				w.removePod("pod-2")
+				w.plan.Status.EvictionProgress.Detaches = []api.Detach{{VolumeAttachment: "csi-1", PersistentVolume: "pv-1", Driver: "d", Since: metav1.NewTime(now.Add(-30 * time.Second))}}
+				w.facts.Attachments = []analyze.Attachment{{VolumeAttachment: "csi-1", PV: "pv-1", Driver: "d", Attached: true, Detaching: true, DetachError: "rpc error: volume is busy"}}
+			},
+			want: want{phase: api.Blocked, reason: api.VolumeDetachStuck, message: "VolumeAttachment csi-1 (PV pv-1, driver d), waiting since 2026-12-01T10:00:30Z: detach error: rpc error: volume is busy"},
+		},
+		"a detach within its bound waits until the bound": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.WaitingForVolumeDetach)
+				w.plan.Spec.VolumeDetachTimeout = &metav1.Duration{Duration: 30 * time.Second}
+				w.removePod("pod-1")
+				w.removePod("pod-2")
+				w.plan.Status.EvictionProgress.Detaches = []api.Detach{{VolumeAttachment: "csi-1", PersistentVolume: "pv-1", Driver: "d", Since: metav1.NewTime(now.Add(-20 * time.Second))}}
+				w.facts.Attachments = []analyze.Attachment{{VolumeAttachment: "csi-1", PV: "pv-1", Driver: "d", Attached: true, Detaching: true}}
+			},
+			want: want{phase: api.Draining, reason: api.WaitingForVolumeDetach, requeue: 10 * time.Second},
+		},
+		"a leaked attachment blocks, named with its reason": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.WaitingForPodExit)
+				w.removePod("pod-1")
+				w.removePod("pod-2")
+				w.facts.Attachments = []analyze.Attachment{{VolumeAttachment: "csi-9", PV: "pv-9", Driver: "d", Attached: true, Leaked: analyze.LeakPVGone}}
+			},
+			want: want{phase: api.Blocked, reason: api.VolumeAttachmentLeaked, message: "VolumeAttachment csi-9 (PV pv-9, driver d) (pv-gone)"},
+		},
+		"a storage provider waits while its consumer is on the node": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.EvictionRequested)
+				w.facts.Groups = []analyze.DrainGroup{
+					{Order: 0, Behavior: analyze.BehaviorDrain, Why: "default", Pods: []string{"shop/web-1"}},
+					{Order: 1, Behavior: analyze.BehaviorDrain, Why: "storage provider of driver d for 1 pods", Pods: []string{"shop/web-2"}, WaitsFor: []string{"csi-1"}},
+				}
+			},
+			want: want{phase: api.Draining, reason: api.EvictionRequested, action: Evict, targets: []string{"shop/web-1"}},
+		},
+		"a storage provider waits for its consumers' volumes to detach": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.WaitingForPodExit)
+				w.plan.Status.Pods.Evicted = 1
+				w.removePod("pod-1")
+				w.facts.Groups = []analyze.DrainGroup{{Order: 1, Behavior: analyze.BehaviorDrain, Why: "storage provider of driver d for 1 pods", Pods: []string{"shop/web-2"}, WaitsFor: []string{"csi-1"}}}
+			},
+			want: want{phase: api.Draining, reason: api.WaitingForDrainGroup, message: "storage providers shop/web-2 wait for the volumes they serve to detach from node n1: csi-1"},
+		},
+		"a Skip rule keeps its pod out of the drain": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.WaitingForPodExit)
+				w.plan.Status.Pods.Evicted = 1
+				w.removePod("pod-1")
+				w.facts.Groups = []analyze.DrainGroup{{Order: 0, Behavior: analyze.BehaviorSkip, Why: "rule keep", Pods: []string{"shop/web-2"}}}
+			},
+			want: want{phase: api.Drained, reason: api.ReasonDrained},
+		},
+		"a WaitCompleted pod is waited for, never evicted": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.WaitingForPodExit)
+				w.plan.Status.Pods.Evicted = 1
+				w.removePod("pod-1")
+				w.facts.Groups = []analyze.DrainGroup{{Order: 0, Behavior: analyze.BehaviorWaitCompleted, Why: "annotation", Pods: []string{"shop/web-2"}}}
+			},
+			want: want{phase: api.Draining, reason: api.WaitingForCompletion, message: "waiting for shop/web-2 to complete"},
+		},
+		"a lower order goes first": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.EvictionRequested)
+				w.facts.Groups = []analyze.DrainGroup{
+					{Order: -5, Behavior: analyze.BehaviorDrain, Why: "rule front", Pods: []string{"shop/web-2"}},
+					{Order: 0, Behavior: analyze.BehaviorDrain, Why: "default", Pods: []string{"shop/web-1"}},
+				}
+			},
+			want: want{phase: api.Draining, reason: api.EvictionRequested, action: Evict, targets: []string{"shop/web-2"}},
+		},
 		"drained waits for release": {
 			setup: func(w *world) {
 				w.started(api.Drained, api.ReasonDrained)

@@ -84,6 +84,13 @@ type Facts struct {
 	// Wave, for a plan a MaintenanceCampaign made, is its wave as the
 	// caches show it.
 	Wave *Wave
+	// Attachments are the volumes attached to the node
+	// (analyze.NodeAttachments): the plan is Drained once none of them
+	// belongs to a pod gone from it.
+	Attachments []analyze.Attachment
+	// Groups are the drain groups of the node's pods, in the order they go
+	// (analyze.DrainOrder with the plan's rules).
+	Groups []analyze.DrainGroup
 }
 
 // Wave is the wave of a campaign's plan: its plans cordon their nodes
@@ -188,8 +195,8 @@ type Decision struct {
 // Spec is a plan's spec with every default applied.
 type Spec struct {
 	api.MaintenancePlanSpec
-	StartWithin, Deadline, MaxCooldown, EvictionTimeout time.Duration
-	MaxConcurrentEvictions                              int
+	StartWithin, Deadline, MaxCooldown, EvictionTimeout, VolumeDetachTimeout time.Duration
+	MaxConcurrentEvictions                                                   int
 }
 
 // Defaulted applies the defaults to s.
@@ -202,7 +209,8 @@ func Defaulted(s api.MaintenancePlanSpec) Spec {
 	}
 	out := Spec{MaintenancePlanSpec: s, StartWithin: d(s.StartWithin, DefaultStartWithin),
 		Deadline: d(s.Deadline, DefaultDeadline), MaxCooldown: d(s.MaxCooldown, DefaultMaxCooldown),
-		EvictionTimeout: d(s.EvictionTimeout, DefaultEvictionTimeout), MaxConcurrentEvictions: int(s.MaxConcurrentEvictions)}
+		EvictionTimeout: d(s.EvictionTimeout, DefaultEvictionTimeout), VolumeDetachTimeout: d(s.VolumeDetachTimeout, DefaultVolumeDetachTimeout),
+		MaxConcurrentEvictions: int(s.MaxConcurrentEvictions)}
 	if out.MaxConcurrentEvictions <= 0 {
 		out.MaxConcurrentEvictions = DefaultMaxConcurrentEvictions
 	}
@@ -415,6 +423,7 @@ func (d *decider) decide() {
 		}
 	}
 	pods, unknown := d.classify()
+	pods = d.unskipped(pods)
 	if d.spec.DryRun {
 		d.dryRun(pods, unknown)
 		return

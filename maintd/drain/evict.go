@@ -75,7 +75,8 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 	var held []string
 	waitReason := api.Reason("")
 	slots := d.spec.MaxConcurrentEvictions - inFlight
-	for _, v := range pods {
+	now, gateReason, gate := d.ordered(pods)
+	for _, v := range now {
 		if active[string(v.UID)] && !d.retry[v.UID] {
 			continue
 		}
@@ -174,8 +175,9 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		}
 		d.set(api.CoolingDown, waitReason, "%s", strings.Join(slices.Compact(held), "; "))
 	case inFlight == 0 && d.st.Pods.Remaining == 0:
-		ep.Cooldowns = nil
-		d.set(api.Drained, api.ReasonDrained, "node %s is drained: %d pods evicted; it stays cordoned until spec.release is set", d.spec.NodeName, d.st.Pods.Evicted)
+		d.drained()
+	case gate != "" && inFlight == 0:
+		d.set(api.Draining, gateReason, "%s", gate)
 	default:
 		d.set(api.Draining, api.WaitingForPodExit, "waiting for the evicted pods' budgets to show the evictions")
 	}

@@ -125,7 +125,7 @@ func (w *World) start(sel labels.Selector, name string) *instance {
 	}
 	in.retrying = [2]workqueue.TypedRateLimitingInterface[string]{limited(in.queue, in.name), limited(in.campaigns, in.name+"-campaigns")}
 	in.ctrl = controller.New(controller.Config{
-		Clients:   controller.Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2()},
+		Clients:   controller.Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2(), Storage: core.StorageV1()},
 		Plans:     plans.MaintenanceV1alpha1().MaintenancePlans(),
 		Campaigns: plans.MaintenanceV1alpha1().MaintenanceCampaigns(),
 		Poster:    poster{w, in},

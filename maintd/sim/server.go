@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,13 +46,15 @@ var (
 	campsR    = api.SchemeGroupVersion.WithResource("maintenancecampaigns")
 	hpasR     = autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
 	cmsR      = corev1.SchemeGroupVersion.WithResource("configmaps")
-	resources = []schema.GroupVersionResource{nodesR, podsR, pvsR, pvcsR, pdbsR, rsR, depsR, stsR, dsR, jobsR, cronJobsR, plansR, hpasR, cmsR, campsR}
+	vasR      = storagev1.SchemeGroupVersion.WithResource("volumeattachments")
+	nssR      = corev1.SchemeGroupVersion.WithResource("namespaces")
+	resources = []schema.GroupVersionResource{nodesR, podsR, pvsR, pvcsR, pdbsR, rsR, depsR, stsR, dsR, jobsR, cronJobsR, plansR, hpasR, cmsR, campsR, vasR, nssR}
 	listKinds = map[schema.GroupVersionResource]func() runtime.Object{}
 	scheme    = runtime.NewScheme()
 )
 
 func init() {
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, policyv1.AddToScheme, api.AddToScheme, autoscalingv2.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, policyv1.AddToScheme, api.AddToScheme, autoscalingv2.AddToScheme, storagev1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			panic(err)
 		}
@@ -71,6 +74,8 @@ func init() {
 	listKinds[hpasR] = func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} }
 	listKinds[cmsR] = func() runtime.Object { return &corev1.ConfigMapList{} }
 	listKinds[campsR] = func() runtime.Object { return &api.MaintenanceCampaignList{} }
+	listKinds[vasR] = func() runtime.Object { return &storagev1.VolumeAttachmentList{} }
+	listKinds[nssR] = func() runtime.Object { return &corev1.NamespaceList{} }
 }
 
 // store holds the objects of the simulated cluster, by resource and

@@ -83,6 +83,18 @@ type MaintenanceCampaignSpec struct {
 	// +optional
 	// +kubebuilder:default=Never
 	Surge SurgePolicy `json:"surge,omitempty"`
+	// VolumeDetachTimeout is copied to every plan (see MaintenancePlan's
+	// spec.volumeDetachTimeout).
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	VolumeDetachTimeout *metav1.Duration `json:"volumeDetachTimeout,omitempty"`
+	// DrainRules are copied to every plan (see MaintenancePlan's
+	// spec.drainRules).
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	DrainRules []DrainRule `json:"drainRules,omitempty"`
 	// MaxConcurrentEvictions bounds each plan's evictions in flight,
 	// copied to every plan; the PodDisruptionBudgets, across all the
 	// campaign's nodes at once, are what bound the disruption.

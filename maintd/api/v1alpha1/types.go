@@ -154,6 +154,68 @@ type MaintenancePlanSpec struct {
 	// +optional
 	// +kubebuilder:default=Never
 	Surge SurgePolicy `json:"surge,omitempty"`
+
+	// VolumeDetachTimeout bounds the wait, once the evicted pods are gone,
+	// for their volumes to detach from the node (their VolumeAttachments
+	// gone and node.status.volumesAttached without them): the plan is
+	// Drained only then. Past it the plan is Blocked (volume-detach-stuck),
+	// naming the attachment, its volume and driver, until it goes. The
+	// default, 5m, is under the 6 minutes after which the attach-detach
+	// controller forces a detach: maintd says so before that happens.
+	// +optional
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="volumeDetachTimeout must be positive"
+	VolumeDetachTimeout *metav1.Duration `json:"volumeDetachTimeout,omitempty"`
+
+	// DrainRules order the node's pods into groups, lowest order first, each
+	// group gone (and its volumes detached) before the next starts, or keep
+	// pods out of the drain. They mean what Cluster API's MachineDrainRule
+	// means (its spec.drain and spec.pods, copied as they are): Drain with
+	// an order, Skip (never evicted), WaitCompleted (not evicted; the drain
+	// waits until the pod completes). A pod's annotation
+	// maintenance.sentinel.dev/drain ("skip", "wait-completed" or
+	// "order=N") overrides them. Storage providers go last without a rule.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	DrainRules []DrainRule `json:"drainRules,omitempty"`
+}
+
+// DrainRule is one rule of spec.drainRules.
+type DrainRule struct {
+	// Name names the rule in the status and in messages.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Drain is what happens to the pods the rule matches.
+	Drain DrainRuleDrain `json:"drain"`
+	// Pods select the pods: a pod matches when both selectors of one entry
+	// match it (a missing selector matches every pod). No entry: every pod.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	Pods []DrainRulePods `json:"pods,omitempty"`
+}
+
+// DrainRuleDrain is a rule's behavior and order.
+type DrainRuleDrain struct {
+	// Behavior of the matched pods.
+	// +kubebuilder:validation:Enum=Drain;Skip;WaitCompleted
+	Behavior string `json:"behavior"`
+	// Order of the group of matched pods, for Drain: lower goes first; the
+	// pods of no rule have order 0.
+	// +optional
+	Order *int32 `json:"order,omitempty"`
+}
+
+// DrainRulePods selects pods by their labels and their namespace's labels.
+type DrainRulePods struct {
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 }
 
 // SurgePolicy says whether a plan may add a replica to move a pod.
@@ -232,6 +294,17 @@ const (
 	// Expired: the plan did not start (cordon) within spec.startWithin of
 	// its creation; it ends Completed, having written nothing to the node.
 	Expired Reason = "expired"
+	// WaitingForVolumeDetach: the evicted pods are gone and volumes they
+	// used are still attached to the node (a VolumeAttachment, or
+	// node.status.volumesAttached): not Drained until they detach.
+	WaitingForVolumeDetach Reason = "waiting-for-volume-detach"
+	// WaitingForDrainGroup: the pods of an earlier drain group (a drain
+	// rule's lower order, or the consumers of a storage provider) are not
+	// gone, or their volumes not detached: the next group waits.
+	WaitingForDrainGroup Reason = "waiting-for-drain-group"
+	// WaitingForCompletion: the pods left are WaitCompleted by a drain rule
+	// (or their annotation): the drain waits until they complete.
+	WaitingForCompletion Reason = "waiting-for-completion"
 )
 
 // Reasons of Blocked and Failed.
@@ -256,6 +329,13 @@ const (
 	PlanSpecChanged   Reason = "plan-spec-changed"
 	TargetReplaced    Reason = "target-replaced"
 	DeadlineExceeded  Reason = "deadline-exceeded"
+	// VolumeDetachStuck: a volume of the evicted pods did not detach from
+	// the node within spec.volumeDetachTimeout.
+	VolumeDetachStuck Reason = "volume-detach-stuck"
+	// VolumeAttachmentLeaked: a VolumeAttachment of the node names a
+	// PersistentVolume, or a volume whose claim, that no longer exists:
+	// nothing will detach it by itself.
+	VolumeAttachmentLeaked Reason = "volume-attachment-leaked"
 )
 
 // Condition types.
@@ -434,6 +514,52 @@ type EvictionProgress struct {
 	// +optional
 	// +listType=atomic
 	Surges []Surge `json:"surges,omitempty"`
+	// Detaches are the volumes of the evicted pods still attached to the
+	// node once the pods are gone, each since it was first seen waiting.
+	// +optional
+	// +listType=atomic
+	Detaches []Detach `json:"detaches,omitempty"`
+	// Groups are the drain groups of the node's pods, in the order they go
+	// (spec.drainRules, the pods' annotations, storage providers last).
+	// +optional
+	// +listType=atomic
+	Groups []DrainGroup `json:"groups,omitempty"`
+}
+
+// Detach is one volume the plan waits to see detached from its node.
+type Detach struct {
+	// VolumeAttachment names it ("" for an entry of
+	// node.status.volumesAttached alone).
+	// +optional
+	VolumeAttachment string `json:"volumeAttachment,omitempty"`
+	// PersistentVolume is its volume, when known.
+	// +optional
+	PersistentVolume string `json:"persistentVolume,omitempty"`
+	// Driver is its CSI driver or volume plugin.
+	// +optional
+	Driver string `json:"driver,omitempty"`
+	// Since is when the plan first saw it waiting.
+	Since metav1.Time `json:"since"`
+	// Leaked says why nothing will detach it ("pv-gone", "claim-gone").
+	// +optional
+	Leaked string `json:"leaked,omitempty"`
+	// DetachError is the driver's last detach error, when it reported one.
+	// +optional
+	DetachError string `json:"detachError,omitempty"`
+}
+
+// DrainGroup is one group of the node's pods that go together.
+type DrainGroup struct {
+	// Order: lower goes first.
+	Order int32 `json:"order"`
+	// Behavior is Drain, Skip or WaitCompleted.
+	Behavior string `json:"behavior"`
+	// Why the pods are in it: a rule, an annotation, storage providers, or
+	// the default.
+	Why string `json:"why"`
+	// Pods counts its pods; Remaining those not gone yet.
+	Pods      int32 `json:"pods"`
+	Remaining int32 `json:"remaining"`
 }
 
 // Surge is one owner scaled up by one replica so that its pods on the node

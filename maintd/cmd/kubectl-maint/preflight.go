@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	autoscalingv2client "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
+	storagev1client "k8s.io/client-go/kubernetes/typed/storage/v1"
 	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
@@ -196,11 +197,12 @@ func readCluster(ctx context.Context, cl *clients, pause types.NamespacedName) (
 // decides as maintd does (controller.Preview), and writes nothing.
 func preview(cl *clients, cs cluster, p *api.MaintenancePlan, maxNodes int, pause types.NamespacedName, now time.Time) (drain.Facts, drain.Decision, error) {
 	var clients controller.Clients
-	var errs [3]error
+	var errs [4]error
 	clients.Core, clients.Policy = cl.core, cl.policy
 	clients.Apps, errs[0] = appsv1client.NewForConfig(cl.cfg)
 	clients.Batch, errs[1] = batchv1client.NewForConfig(cl.cfg)
 	clients.Autoscaling, errs[2] = autoscalingv2client.NewForConfig(cl.cfg)
+	clients.Storage, errs[3] = storagev1client.NewForConfig(cl.cfg)
 	if err := errors.Join(errs[:]...); err != nil {
 		return drain.Facts{}, drain.Decision{}, fmt.Errorf("kubernetes client: %w", err)
 	}
@@ -225,6 +227,8 @@ func preview(cl *clients, cs cluster, p *api.MaintenancePlan, maxNodes int, paus
 	add(len(s.PersistentVolumeClaims), func(i int) runtime.Object { return &s.PersistentVolumeClaims[i] })
 	add(len(s.PersistentVolumes), func(i int) runtime.Object { return &s.PersistentVolumes[i] })
 	add(len(s.HorizontalPodAutoscalers), func(i int) runtime.Object { return &s.HorizontalPodAutoscalers[i] })
+	add(len(s.VolumeAttachments), func(i int) runtime.Object { return &s.VolumeAttachments[i] })
+	add(len(s.Namespaces), func(i int) runtime.Object { return &s.Namespaces[i] })
 	add(len(cs.plans), func(i int) runtime.Object { return &cs.plans[i] })
 	add(len(cs.campaigns), func(i int) runtime.Object { return &cs.campaigns[i] })
 	if cs.pause != nil {
