@@ -34,7 +34,9 @@ import (
 var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
-	scripttest.MainWithControlPlane(m, &cp, map[string]func(){
+	// Volumes: the attach-detach controller makes the VolumeAttachments of
+	// CSI volumes, and a test plays their attacher (plumbing/attacher).
+	scripttest.MainWithControlPlaneOptions(m, controlplane.Options{Volumes: true}, &cp, map[string]func(){
 		name: func() { os.Exit(command.Main(app())) },
 	})
 }

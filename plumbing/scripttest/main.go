@@ -14,12 +14,19 @@ import (
 // for the test run itself, not when the binary runs as one of the commands.
 // It does not return.
 func MainWithControlPlane(m *testing.M, cp **controlplane.ControlPlane, commands map[string]func()) {
-	testscript.Main(withControlPlane{m: m, cp: cp}, commands)
+	MainWithControlPlaneOptions(m, controlplane.Options{}, cp, commands)
+}
+
+// MainWithControlPlaneOptions is MainWithControlPlane with the control
+// plane's options (Volumes: the attach-detach controller).
+func MainWithControlPlaneOptions(m *testing.M, opts controlplane.Options, cp **controlplane.ControlPlane, commands map[string]func()) {
+	testscript.Main(withControlPlane{m: m, opts: opts, cp: cp}, commands)
 }
 
 type withControlPlane struct {
-	m  *testing.M
-	cp **controlplane.ControlPlane
+	m    *testing.M
+	opts controlplane.Options
+	cp   **controlplane.ControlPlane
 }
 
-func (w withControlPlane) Run() int { return controlplane.Main(w.m, controlplane.Options{}, w.cp) }
+func (w withControlPlane) Run() int { return controlplane.Main(w.m, w.opts, w.cp) }
