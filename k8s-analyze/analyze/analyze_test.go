@@ -14,7 +14,8 @@ import (
 
 // sections are the list fields of a Snapshot, in document order.
 var sections = []string{"nodes", "pods", "replicaSets", "deployments", "statefulSets", "daemonSets", "jobs", "cronJobs",
-	"podDisruptionBudgets", "persistentVolumeClaims", "persistentVolumes", "horizontalPodAutoscalers"}
+	"podDisruptionBudgets", "persistentVolumeClaims", "persistentVolumes", "horizontalPodAutoscalers",
+	"volumeAttachments", "csiDrivers", "csiNodes", "namespaces"}
 
 // base: nodes n1 and n2; Deployment web (3 replicas) -> ReplicaSet web-1.
 var base = map[string]string{

@@ -21,6 +21,8 @@ import (
 // and a surge moves it (unless another finding blocks it). The capacity of
 // the first half of the nodes, drained together, is judged too: it never
 // fails where the analysis did not, and its verdict follows its causes.
+// Every node's drain order holds each pod a drain must see gone exactly
+// once, its groups in order (Skip last), and only storage groups wait.
 func FuzzAnalyze(f *testing.F) {
 	for _, file := range golden.Snapshots(f, "../testdata/script") {
 		f.Add(file.Data)
@@ -46,6 +48,17 @@ func analyse(t *testing.T, s *view.Snapshot, surge bool) {
 	for _, n := range r.Nodes {
 		if f := n.Forecast; f == nil || (f.Verdict == VerdictNever) != (f.P50 == nil) || (f.P50 != nil && f.P90.Duration < f.P50.Duration) {
 			t.Fatalf("node %s: forecast %+v", n.Name, f)
+		}
+		checkPartition(t, s, n.Name, n.DrainOrder)
+		for i := 1; i < len(n.DrainOrder); i++ {
+			if a, b := n.DrainOrder[i-1], n.DrainOrder[i]; b.Behavior != BehaviorSkip && (a.Behavior == BehaviorSkip || a.Order > b.Order) {
+				t.Fatalf("node %s: drain order out of order: %+v", n.Name, n.DrainOrder)
+			}
+		}
+		for _, g := range n.DrainOrder {
+			if len(g.WaitsFor) > 0 && len(g.Drivers) == 0 {
+				t.Fatalf("node %s: a group that is no storage group waits: %+v", n.Name, g)
+			}
 		}
 		for _, v := range n.Pods {
 			if (v.Surge != nil && v.NoSurge != "") || (v.Action == Surge) != (surge && v.Surge != nil && v.Action != Block) {
