@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -144,5 +145,43 @@ func TestHorizontalPodAutoscalerOf(t *testing.T) {
 	want.Spec.MinReplicas, want.Spec.MaxReplicas = &one, 5
 	if diff := cmp.Diff(want, HorizontalPodAutoscalerOf(h)); diff != "" {
 		t.Errorf("HorizontalPodAutoscalerOf (-want +got):\n%s", diff)
+	}
+}
+
+// TestPluginPathsOf: the args and env values that name a CSI plugin's
+// directory, init containers first; nothing else.
+func TestPluginPathsOf(t *testing.T) {
+	spec := corev1.PodSpec{
+		InitContainers: []corev1.Container{{Args: []string{"--path=/var/lib/kubelet/plugins/a.example.com/"}}},
+		Containers: []corev1.Container{
+			{Args: []string{"--v=5", "--csi-address=/csi/csi.sock", "--kubelet-registration-path=/var/lib/kubelet/plugins/rook-ceph.rbd.csi.ceph.com/csi.sock"}},
+			{Env: []corev1.EnvVar{{Name: "ADDRESS", Value: "/var/lib/kubelet/plugins_registry/x"}, {Name: "DRIVER_REG_SOCK_PATH", Value: "/var/lib/kubelet/plugins/ebs.csi.aws.com/csi.sock"}}},
+		},
+	}
+	want := []string{"--path=/var/lib/kubelet/plugins/a.example.com/", "--kubelet-registration-path=/var/lib/kubelet/plugins/rook-ceph.rbd.csi.ceph.com/csi.sock", "/var/lib/kubelet/plugins/ebs.csi.aws.com/csi.sock"}
+	if diff := cmp.Diff(want, PluginPathsOf(&spec)); diff != "" {
+		t.Errorf("PluginPathsOf (-want +got):\n%s", diff)
+	}
+	if got := PluginPathsOf(&corev1.PodSpec{Containers: []corev1.Container{{Args: []string{"serve"}}}}); got != nil {
+		t.Errorf("PluginPathsOf of a pod without plugin paths = %q, want nil", got)
+	}
+}
+
+// TestVolumeAttachmentOf: the PV, node, driver, attached and the detach
+// error's message are kept; an inline volume has no PV.
+func TestVolumeAttachmentOf(t *testing.T) {
+	pv := "pv-1"
+	va := storagev1.VolumeAttachment{
+		ObjectMeta: metav1.ObjectMeta{Name: "va", UID: "u"},
+		Spec:       storagev1.VolumeAttachmentSpec{Attacher: "d", NodeName: "n", Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pv}},
+		Status:     storagev1.VolumeAttachmentStatus{Attached: true, DetachError: &storagev1.VolumeError{Message: "stuck"}},
+	}
+	got := VolumeAttachmentOf(&va)
+	if got.Name != "va" || got.Spec.Attacher != "d" || got.Spec.NodeName != "n" || got.Spec.PersistentVolumeName != "pv-1" || !got.Status.Attached || got.Status.DetachError != "stuck" {
+		t.Errorf("VolumeAttachmentOf = %+v", got)
+	}
+	va.Spec.Source.PersistentVolumeName, va.Status.DetachError = nil, nil
+	if got := VolumeAttachmentOf(&va); got.Spec.PersistentVolumeName != "" || got.Status.DetachError != "" {
+		t.Errorf("VolumeAttachmentOf of an inline volume = %+v", got)
 	}
 }
