@@ -77,16 +77,16 @@ const (
 	ReasonUnschedulable   = "replacement-unschedulable"
 	ReasonNoCapacity      = "insufficient-capacity"
 	// unknown
-	ReasonPDBExhausted    = "pdb-exhausted"
-	ReasonPDBStale        = "pdb-stale"
-	ReasonPDBSyncFailed   = "pdb-sync-failed"
-	ReasonPDBForbidden    = "pdb-forbidden"
-	ReasonNotModelled     = "constraint-not-modelled"
-	ReasonNodeStatus      = "node-allocatable-missing"
-	ReasonFirstFit        = "first-fit"
-	ReasonNodesOutOfScope = "nodes-out-of-scope"
-	ReasonVolumeAssumed   = "volume-move-assumed"
-	ReasonWaitCompleted   = "wait-completed"
+	ReasonPDBExhausted      = "pdb-exhausted"
+	ReasonPDBStale          = "pdb-stale"
+	ReasonPDBSyncFailed     = "pdb-sync-failed"
+	ReasonPDBForbidden      = "pdb-forbidden"
+	ReasonNotModelled       = "constraint-not-modelled"
+	ReasonNodeStatus        = "node-allocatable-missing"
+	ReasonFirstFit          = "first-fit"
+	ReasonNodesOutOfScope   = "nodes-out-of-scope"
+	ReasonVolumeMoveAssumed = "volume-move-assumed"
+	ReasonWaitCompleted     = "wait-completed"
 )
 
 // Quantiles of the learned times to Ready, in percent: P50 uses the first,
@@ -352,7 +352,7 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 	fs.items, fs.groups = items, groups
 	out.Pods = len(items)
 	if moving > 0 && f.assumed != "" {
-		cs.add(VerdictUnknown, ReasonVolumeAssumed, Subject{Kind: "Node", Name: n.Name, UID: n.UID},
+		cs.add(VerdictUnknown, ReasonVolumeMoveAssumed, Subject{Kind: "Node", Name: n.Name, UID: n.UID},
 			"volume detach+attach assumed %s (no measurement): %d %s must move a ReadWriteOnce volume, each timed as grace + detach + attach + ready (the attach is within a time to Ready learned from pods)",
 			f.assumed, moving, plural(moving, "pod", "pods"))
 	}

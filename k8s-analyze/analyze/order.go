@@ -291,6 +291,8 @@ type storage struct {
 	// attached are the CSI drivers with an attachment on the node that is
 	// not leaked.
 	attached map[string]bool
+	// needed are the drivers with a consumer or an attachment, sorted.
+	needed []string
 }
 
 // storage is what recognising the storage providers of node needs, whose
@@ -317,6 +319,11 @@ func (x *volumeIndex) storage(node string, atts []Attachment) *storage {
 			st.attached[a.Driver] = true
 		}
 	}
+	needed := maps.Clone(st.attached)
+	for d := range st.consumers {
+		needed[d] = true
+	}
+	st.needed = slices.Sorted(maps.Keys(needed))
 	return st
 }
 
@@ -355,7 +362,7 @@ func (st *storage) provides(p *view.Pod) []string {
 	me := p.Namespace + "/" + p.Name
 	var out []string
 	named := strings.Split(p.Annotations[StorageProviderAnnotation], ",")
-	for _, d := range slices.Sorted(maps.Keys(st.needed())) {
+	for _, d := range st.needed {
 		if !st.attached[d] && !slices.ContainsFunc(st.consumers[d], func(c string) bool { return c != me }) {
 			continue
 		}
@@ -367,15 +374,6 @@ func (st *storage) provides(p *view.Pod) []string {
 			d == "driver.longhorn.io" && p.Labels["longhorn.io/component"] == "instance-manager":
 			out = append(out, d)
 		}
-	}
-	return out
-}
-
-// needed are the drivers with a consumer or an attachment on the node.
-func (st *storage) needed() map[string]bool {
-	out := maps.Clone(st.attached)
-	for d := range st.consumers {
-		out[d] = true
 	}
 	return out
 }
