@@ -123,6 +123,24 @@ func Detail(w io.Writer, p *api.MaintenancePlan, by CreatedBy, pdbs map[string]*
 			}
 			row("Surge", "%s %s/%s %d to %d replicas, %s%s", s.Kind, s.Namespace, s.Name, s.From, s.From+1, s.State, msg)
 		}
+		// The drain groups in their order, when there is more than the
+		// default one, and the volumes the plan waits to see detached.
+		if len(ep.Groups) > 1 || len(ep.Groups) == 1 && ep.Groups[0].Why != "default" {
+			for _, g := range ep.Groups {
+				row("Drain group", "order %d, %s: %s, %d of %d pods left", g.Order, g.Behavior, g.Why, g.Remaining, g.Pods)
+			}
+		}
+		for _, d := range ep.Detaches {
+			what := "VolumeAttachment " + cmp.Or(d.VolumeAttachment, "-") + ", PV " + cmp.Or(d.PersistentVolume, "unknown") + ", driver " + d.Driver
+			why := "detaching"
+			switch {
+			case d.Leaked != "":
+				why = "leaked (" + d.Leaked + ")"
+			case d.DetachError != "":
+				why = "detach error: " + oneLine(d.DetachError)
+			}
+			row("Detaching", "%s: %s, waiting %s", what, why, Duration(now.Sub(d.Since.Time)))
+		}
 	}
 	for _, v := range st.DryRun {
 		row("Dry run", "pod %s/%s: %s %s", v.Namespace, v.Name, v.Outcome, oneLine(v.Message))

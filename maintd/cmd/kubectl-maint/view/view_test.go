@@ -218,3 +218,31 @@ func TestDetailSurge(t *testing.T) {
 		}
 	}
 }
+
+// TestDetailVolumes: the plan on one screen lists its drain groups in
+// order and each volume it waits to see detached, with why.
+func TestDetailVolumes(t *testing.T) {
+	p := cooling()
+	p.Status.EvictionProgress.Groups = []api.DrainGroup{
+		{Order: 0, Behavior: "Drain", Why: "default", Pods: 20, Remaining: 0},
+		{Order: 1, Behavior: "Drain", Why: "storage provider of driver rook-ceph.rbd.csi.ceph.com for 20 pods", Pods: 2, Remaining: 2},
+	}
+	p.Status.EvictionProgress.Detaches = []api.Detach{
+		{VolumeAttachment: "csi-1", PersistentVolume: "pv-1", Driver: "rook-ceph.rbd.csi.ceph.com", Since: metav1.NewTime(t0), DetachError: "rpc error: busy"},
+		{VolumeAttachment: "csi-2", PersistentVolume: "pv-2", Driver: "gone.csi", Since: metav1.NewTime(t0), Leaked: "pv-gone"},
+	}
+	var b bytes.Buffer
+	if err := Detail(&b, p, func(*api.MaintenancePlan) string { return "" }, nil, nil, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"order 0, Drain: default, 0 of 20 pods left\n",
+		"order 1, Drain: storage provider of driver rook-ceph.rbd.csi.ceph.com for 20 pods, 2 of 2 pods left\n",
+		"VolumeAttachment csi-1, PV pv-1, driver rook-ceph.rbd.csi.ceph.com: detach error: rpc error: busy, waiting 1m\n",
+		"VolumeAttachment csi-2, PV pv-2, driver gone.csi: leaked (pv-gone), waiting 1m\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("detail lacks %q:\n%s", want, b.String())
+		}
+	}
+}
