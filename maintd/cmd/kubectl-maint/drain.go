@@ -75,6 +75,7 @@ the pod's Deployment, waits until the new pod is Ready, evicts the old one
 			&cli.BoolFlag{Name: "all-workloads", Usage: "every pod a controller owns may be evicted (DaemonSet, mirror and finished pods stay)"},
 			&cli.StringSliceFlag{Name: "accept", Usage: "accept `RISK`, comma-separated or repeated (spec.acceptedRisks): a high-risk k8s-analyze finding, or a cause of a drain forecast of never that you know will clear; " + plan.AcceptableText()},
 			&cli.StringFlag{Name: "deadline", Usage: "fail the drain if it is not Drained `DURATION` after the cordon (default: 1h)"},
+			&cli.StringFlag{Name: "volume-detach-timeout", Usage: "Drained waits for the pods' volumes to detach from the node; Blocked (volume-detach-stuck) if one takes longer than `DURATION` (default: 5m)"},
 			&cli.BoolFlag{Name: "surge", Usage: "move a pod whose PodDisruptionBudget never allows its eviction (one replica, minAvailable: 1) with no downtime: one more replica of its Deployment first, restored after (spec.surge: IfNeeded)"},
 			&cli.StringFlag{Name: "reason", Usage: "why, shown in the plan and on the node (`TEXT`, e.g. a change ticket)"},
 			&cli.StringFlag{Name: "name", Usage: "the plan's `NAME` (default: NODE-<random>)"},
@@ -218,6 +219,11 @@ func drainRequest(c *cli.Context) (plan.Request, error) {
 	}
 	if c.IsSet("deadline") {
 		if req.Deadline, err = plan.ParseDeadline(c.String("deadline")); err != nil {
+			return req, command.Usage("%v", err)
+		}
+	}
+	if c.IsSet("volume-detach-timeout") {
+		if req.VolumeDetachTimeout, err = plan.ParseDuration("volume-detach-timeout", c.String("volume-detach-timeout")); err != nil {
 			return req, command.Usage("%v", err)
 		}
 	}

@@ -42,6 +42,8 @@ type Request struct {
 	Accept       []string
 	// Deadline; 0 is the CRD's default (1h).
 	Deadline time.Duration
+	// VolumeDetachTimeout; 0 is the CRD's default (5m).
+	VolumeDetachTimeout time.Duration
 	DryRun   bool
 	// Surge moves a pod whose budget never allows its eviction with one
 	// more replica of its owner first (spec.surge: IfNeeded).
@@ -71,6 +73,9 @@ func New(r Request, user string) *api.MaintenancePlan {
 	}
 	if r.Deadline > 0 {
 		p.Spec.Deadline = &metav1.Duration{Duration: r.Deadline}
+	}
+	if r.VolumeDetachTimeout > 0 {
+		p.Spec.VolumeDetachTimeout = &metav1.Duration{Duration: r.VolumeDetachTimeout}
 	}
 	if r.Surge {
 		p.Spec.Surge = api.SurgeIfNeeded
@@ -175,13 +180,17 @@ func ParseAccept(values []string) ([]string, error) {
 }
 
 // ParseDeadline reads --deadline: a positive Go duration (90m, 1h30m).
-func ParseDeadline(s string) (time.Duration, error) {
+func ParseDeadline(s string) (time.Duration, error) { return ParseDuration("deadline", s) }
+
+// ParseDuration reads a duration flag (--deadline, --volume-detach-timeout):
+// a positive Go duration (90m, 1h30m).
+func ParseDuration(flag, s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("invalid --deadline %q: a duration such as 90m or 2h", s)
+		return 0, fmt.Errorf("invalid --%s %q: a duration such as 90m or 2h", flag, s)
 	}
 	if d <= 0 {
-		return 0, fmt.Errorf("invalid --deadline %q: must be positive", s)
+		return 0, fmt.Errorf("invalid --%s %q: must be positive", flag, s)
 	}
 	return d, nil
 }
