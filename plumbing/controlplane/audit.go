@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // The API server's /metrics does not count requests that authorization
@@ -47,6 +48,10 @@ type AuditEvent struct {
 	// Disconnected: the client went away before the API server had read
 	// the request (a process killed while sending): nothing was done.
 	Disconnected bool `json:"disconnected,omitempty"`
+	// Received is when the API server received the request
+	// (requestReceivedTimestamp, to the microsecond): a request took
+	// effect no earlier.
+	Received time.Time `json:"received,omitzero"`
 }
 
 // Audit is every request recorded so far, oldest first, except those of the
@@ -69,8 +74,9 @@ func ParseAudit(data []byte) ([]AuditEvent, error) {
 			continue
 		}
 		var e struct {
-			Verb       string `json:"verb"`
-			RequestURI string `json:"requestURI"`
+			Received   time.Time `json:"requestReceivedTimestamp"`
+			Verb       string    `json:"verb"`
+			RequestURI string    `json:"requestURI"`
 			User       struct {
 				Username string `json:"username"`
 			} `json:"user"`
@@ -96,7 +102,7 @@ func ParseAudit(data []byte) ([]AuditEvent, error) {
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return nil, fmt.Errorf("audit log: %w", err)
 		}
-		ev := AuditEvent{Verb: e.Verb, User: e.User.Username, URI: e.RequestURI}
+		ev := AuditEvent{Verb: e.Verb, User: e.User.Username, URI: e.RequestURI, Received: e.Received}
 		if r := e.ObjectRef; r != nil {
 			ev.Resource, ev.Namespace, ev.Name, ev.Sub = r.Resource, r.Namespace, r.Name, r.Subresource
 		}
