@@ -651,6 +651,20 @@ func TestDecide(t *testing.T) {
 			},
 			want: want{phase: api.Draining, reason: api.EvictionRequested, action: Evict, targets: []string{"shop/web-2"}},
 		},
+		"a lower order's evicted pod holds back the next group until it is gone": {
+			setup: func(w *world) {
+				w.started(api.Draining, api.EvictionAccepted)
+				w.plan.Status.Pods.Evicted = 1
+				w.active("web-2", "pod-2", Accepted, "10")
+				w.terminate("pod-2")
+				w.setPDB("shop/web", func(p *PDB) { p.DisruptionsAllowed = 2 }) // the budget would allow web-1
+				w.facts.Groups = []analyze.DrainGroup{
+					{Order: -5, Behavior: analyze.BehaviorDrain, Why: "rule front", Pods: []string{"shop/web-2"}},
+					{Order: 0, Behavior: analyze.BehaviorDrain, Why: "default", Pods: []string{"shop/web-1"}},
+				}
+			},
+			want: want{phase: api.Draining, reason: api.WaitingForPodExit, message: "shop/web-2"},
+		},
 		"drained waits for release": {
 			setup: func(w *world) {
 				w.started(api.Drained, api.ReasonDrained)

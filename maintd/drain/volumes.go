@@ -68,10 +68,16 @@ func (d *decider) ordered(pods []analyze.PodVerdict) (now []analyze.PodVerdict, 
 		return pods, "", ""
 	}
 	of := d.groupOf()
+	// A pod counts until it is gone: evicted and Terminating (no longer
+	// among pods), it still holds back the groups after its own.
+	there := make(map[string]bool, len(d.f.Pods))
+	for _, p := range d.f.Pods {
+		there[p.Namespace+"/"+p.Name] = true
+	}
 	present := make([]int32, len(d.f.Groups))
-	for _, v := range pods {
-		if i, ok := of[v.Namespace+"/"+v.Name]; ok {
-			if _, there := d.f.Pods[v.UID]; there {
+	for i, g := range d.f.Groups {
+		for _, p := range g.Pods {
+			if there[p] {
 				present[i]++
 			}
 		}
