@@ -19,6 +19,10 @@
 //   - a volume that never detaches instead gets status.detachError and
 //     keeps its finalizer, as with a driver whose detach keeps failing.
 //
+// It also plays the one part of a kubelet's volume manager kwok lacks: a
+// pod labelled WaitForAttachLabel "true" becomes Ready only once its
+// volumes are attached to its node (see WaitForAttachLabel).
+//
 // It watches VolumeAttachments with an informer; the delays are timers of a
 // workqueue, nothing polls. Every step is recorded with its time (Events),
 // so that a test can hold a drain's moments against the volumes' moments.
@@ -31,6 +35,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -81,16 +86,20 @@ const DetachErrorMessage = "rpc error: code = DeadlineExceeded desc = context de
 // Kind is what happened to a VolumeAttachment.
 type Kind string
 
+// The kinds of events. At of those the attacher writes is when it sent the
+// write that succeeded: the change was made at the API server no earlier,
+// and before its answer came, a few milliseconds later (a watch may show it
+// before the answer).
 const (
-	// Attached: status.attached was set true (At: the answer came).
+	// Attached: status.attached was set true.
 	Attached Kind = "Attached"
-	// DetachRequested: the attacher first saw the deletionTimestamp.
+	// DetachRequested: the attacher first saw the deletionTimestamp (At is
+	// when its watch brought it).
 	DetachRequested Kind = "DetachRequested"
 	// DetachFailed: status.detachError was set (a volume that never detaches).
 	DetachFailed Kind = "DetachFailed"
-	// Detached: the request removing the attacher's finalizer was sent at
-	// At; it was the last finalizer, so the VolumeAttachment was gone when
-	// the answer came, a few milliseconds later.
+	// Detached: the attacher's finalizer was removed; it was the last, so
+	// the VolumeAttachment was gone at once.
 	Detached Kind = "Detached"
 )
 
@@ -122,6 +131,7 @@ type Attacher struct {
 	finalizer string
 	lister    storagelisters.VolumeAttachmentLister
 	queue     workqueue.TypedRateLimitingInterface[string]
+	gate      *gate
 	cancel    context.CancelFunc
 	done      sync.WaitGroup
 
@@ -140,8 +150,8 @@ type seen struct {
 // workers is how many VolumeAttachments are worked on at once.
 const workers = 4
 
-// Start starts an attacher for cfg.Driver and returns once its informer's
-// cache has synced. Stop ends it; so does the end of ctx.
+// Start starts an attacher for cfg.Driver and returns once its informers'
+// caches have synced. Stop ends it; so does the end of ctx.
 func Start(ctx context.Context, client kubernetes.Interface, cfg Config) (*Attacher, error) {
 	if cfg.Driver == "" {
 		return nil, fmt.Errorf("attacher: no driver named")
@@ -168,23 +178,42 @@ func Start(ctx context.Context, client kubernetes.Interface, cfg Config) (*Attac
 		cancel()
 		return nil, fmt.Errorf("attacher: %w", err)
 	}
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), informer.Informer().HasSynced) {
+	gated := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = WaitForAttachLabel + "=true" }))
+	if err := a.startGate(factory, gated); err != nil {
 		cancel()
+		return nil, fmt.Errorf("attacher: %w", err)
+	}
+	stop := func() {
 		a.queue.ShutDown()
+		a.gate.queue.ShutDown()
 		factory.Shutdown()
-		return nil, fmt.Errorf("attacher %s: the VolumeAttachment cache did not sync: %w", cfg.Driver, ctx.Err())
+		gated.Shutdown()
+	}
+	factory.Start(ctx.Done())
+	gated.Start(ctx.Done())
+	for _, synced := range []map[reflect.Type]bool{factory.WaitForCacheSync(ctx.Done()), gated.WaitForCacheSync(ctx.Done())} {
+		for typ, ok := range synced {
+			if !ok {
+				cancel()
+				stop()
+				return nil, fmt.Errorf("attacher %s: the cache of %s did not sync: %w", cfg.Driver, typ, ctx.Err())
+			}
+		}
 	}
 	for range workers {
 		a.done.Go(func() {
 			for a.next(ctx) {
 			}
 		})
+		a.done.Go(func() {
+			for a.gate.next(ctx) {
+			}
+		})
 	}
 	a.done.Go(func() {
 		<-ctx.Done()
-		a.queue.ShutDown()
-		factory.Shutdown()
+		stop()
 	})
 	return a, nil
 }
@@ -241,6 +270,9 @@ func (a *Attacher) observe(obj any) {
 	}
 	a.mu.Unlock()
 	a.queue.Add(va.Name)
+	if va.Status.Attached && va.DeletionTimestamp == nil && a.gate != nil {
+		a.gate.attachedOn(va.Spec.NodeName)
+	}
 }
 
 func (a *Attacher) forget(obj any) {
@@ -336,10 +368,11 @@ func (a *Attacher) sync(ctx context.Context, name string) error {
 			a.queue.AddAfter(name, wait)
 			return nil
 		}
+		sent := time.Now()
 		if err := a.patchStatus(ctx, va, map[string]any{"attached": true}); err != nil {
 			return err
 		}
-		a.record(Attached, va, time.Now())
+		a.record(Attached, va, sent)
 		return nil
 	}
 	if !slices.Contains(va.Finalizers, a.finalizer) {
@@ -349,11 +382,12 @@ func (a *Attacher) sync(ctx context.Context, name string) error {
 		if va.Status.DetachError != nil {
 			return nil
 		}
-		detachError := map[string]any{"time": metav1.Now(), "message": DetachErrorMessage}
+		sent := time.Now()
+		detachError := map[string]any{"time": metav1.NewTime(sent), "message": DetachErrorMessage}
 		if err := a.patchStatus(ctx, va, map[string]any{"detachError": detachError}); err != nil {
 			return err
 		}
-		a.record(DetachFailed, va, time.Now())
+		a.record(DetachFailed, va, sent)
 		return nil
 	}
 	if wait := time.Until(since.deleting.Add(vol.DetachDelay)); wait > 0 {

@@ -110,9 +110,9 @@ func StatefulSetClaims(template, name string, replicas int) []string {
 const ClaimTemplate = "data"
 
 // NewStatefulSet is a StatefulSet namespace/name of replicas pods
-// (labelled app=name, placed by nodeSelector, created in parallel), each
-// mounting its own ReadWriteOnce claim of template ClaimTemplate at /data.
-// Create it with CreateStatefulSet.
+// (labelled app=name and WaitForAttachLabel "true", placed by nodeSelector,
+// created in parallel), each mounting its own ReadWriteOnce claim of
+// template ClaimTemplate at /data. Create it with CreateStatefulSet.
 func NewStatefulSet(namespace, name string, replicas int32, nodeSelector map[string]string) *appsv1.StatefulSet {
 	noClass := ""
 	labels := map[string]string{"app": name}
@@ -123,7 +123,7 @@ func NewStatefulSet(namespace, name string, replicas int32, nodeSelector map[str
 			Selector:            &metav1.LabelSelector{MatchLabels: labels},
 			PodManagementPolicy: appsv1.ParallelPodManagement,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, WaitForAttachLabel: "true"}},
 				Spec: corev1.PodSpec{
 					NodeSelector: nodeSelector,
 					Containers: []corev1.Container{{

@@ -25,6 +25,16 @@ const PodReadyDelayAnnotation = "pod-ready.stage.kwok.x-k8s.io/delay"
 // (give it at least that grace). Without it a deleted pod goes at once.
 const PodDeleteDelayAnnotation = "pod-delete.stage.kwok.x-k8s.io/delay"
 
+// PodWaitForAttachLabel "true" on a pod (with Options.Volumes) holds its
+// Ready, as a kubelet would, until the pod is annotated
+// PodVolumesAttachedAnnotation "true": package attacher does that once each
+// CSI volume of its driver the pod uses is attached to the pod's node. The
+// pod-ready delay (PodReadyDelayAnnotation) counts from then.
+const (
+	PodWaitForAttachLabel        = "attacher.sentinel.dev/wait-for-attach"
+	PodVolumesAttachedAnnotation = "attacher.sentinel.dev/volumes-attached"
+)
+
 // PoolLabel groups the nodes of one test (or of the demo).
 const PoolLabel = "sentinel.dev/pool"
 
@@ -71,6 +81,18 @@ func (cp *ControlPlane) writeKwokConfig() error {
 					"durationFrom":         map[string]any{"expressionFrom": `.metadata.annotations["` + annotation + `"]`},
 				}
 				found++
+			}
+			if meta["name"] == "pod-ready" && cp.volumes {
+				selector, _ := spec["selector"].(map[string]any)
+				if selector == nil {
+					return fmt.Errorf("kwok stages: the pod-ready stage has no selector")
+				}
+				exprs, _ := selector["matchExpressions"].([]any)
+				selector["matchExpressions"] = append(exprs, map[string]any{
+					"key":      `.metadata.labels["` + PodWaitForAttachLabel + `"] != "true" or .metadata.annotations["` + PodVolumesAttachedAnnotation + `"] == "true"`,
+					"operator": "In",
+					"values":   []any{"true"},
+				})
 			}
 		}
 		b, err := yaml.Marshal(stage)
