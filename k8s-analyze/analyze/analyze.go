@@ -419,10 +419,11 @@ func (a *analyzer) node(n *view.Node, sc *scratch) Node {
 	}
 	out.Counts.Pods = len(idx)
 	atts := a.vx.attachments(n.Name)
-	out.DrainOrder = a.vx.drainOrder(n.Name, a.rules, atts)
+	order := a.vx.drainOrder(n.Name, a.rules, atts)
+	out.DrainOrder = order.groups
 	out.Findings = append(out.Findings, a.volumeFindings(n.Name, atts, out.DrainOrder)...)
 	if a.fc != nil {
-		out.Forecast = a.forecast(n, states, surges, out.DrainOrder, &sc.forecast)
+		out.Forecast = a.forecast(n, states, surges, order.pods, &sc.forecast)
 	}
 	for _, f := range out.Findings {
 		out.Risk = out.Risk.worse(f.Severity)

@@ -255,7 +255,7 @@ type forecastScratch struct {
 
 // forecast is the drain forecast of node n, whose pods' states the node pass
 // has judged, with the surges it judged of the budgets that never allow.
-func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo]pdbSurge, order []DrainGroup, fs *forecastScratch) *Forecast {
+func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo]pdbSurge, order []placed, fs *forecastScratch) *Forecast {
 	f := a.fc
 	out := &Forecast{Concurrency: f.opts.Concurrency}
 	var cs causes
@@ -265,7 +265,7 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 	clear(fs.byPDB)
 	clear(fs.byTop)
 	items, groups := fs.items[:0], fs.groups[:0]
-	phases, behaviors := phasesOf(order)
+	phases := phasesOf(order)
 	moving := 0
 	for i := range states {
 		st := &states[i]
@@ -273,8 +273,8 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 			continue
 		}
 		p, c := st.pod, st.chain
-		key := p.Namespace + "/" + p.Name
-		switch behaviors[key] {
+		ph := phases[p]
+		switch ph.behavior {
 		case BehaviorSkip:
 			continue
 		case BehaviorWaitCompleted:
@@ -294,7 +294,7 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 			it.placed = placedBy(c)
 			it.afterExit = first.Kind == "StatefulSet"
 		}
-		it.phase = phases[key]
+		it.phase = ph.phase
 		if attached, moves := a.vx.volumesOf(p); attached {
 			it.detach = f.opts.VolumeDetach
 			if moves {

@@ -100,7 +100,13 @@ type DrainGroup struct {
 // A node not in s has no groups.
 func DrainOrder(s *snapshot.Snapshot, node string, rules []DrainRule) []DrainGroup {
 	x := newVolumeIndex(view.Of(s))
-	return x.drainOrder(node, compileRules(rules), x.attachments(node))
+	return x.drainOrder(node, compileRules(rules), x.attachments(node)).groups
+}
+
+// nodeOrder is a node's drain order: its groups, and each pod's place.
+type nodeOrder struct {
+	groups []DrainGroup
+	pods   []placed
 }
 
 // placed is one pod's place in the drain order.
@@ -113,21 +119,26 @@ type placed struct {
 }
 
 // drainOrder is DrainOrder of node, whose attachments are atts.
-func (x *volumeIndex) drainOrder(node string, rules []drainRule, atts []Attachment) []DrainGroup {
+func (x *volumeIndex) drainOrder(node string, rules []drainRule, atts []Attachment) nodeOrder {
 	st := x.storage(node, atts)
-	var pods []*placed
-	for _, p := range x.podsByNode[node] {
+	on := x.podsByNode[node]
+	all := make([]placed, 0, len(on))
+	for _, p := range on {
 		if !drained(p) {
 			continue
 		}
-		pl := &placed{pod: p, behavior: BehaviorDrain, why: "default"}
-		if !annotated(pl) && !ruled(pl, rules, x.nsLabels) {
+		all = append(all, placed{pod: p, behavior: BehaviorDrain, why: "default"})
+		pl := &all[len(all)-1]
+		if !annotated(pl) && !ruled(pl, rules, x.nsLabels) && len(st.needed) > 0 {
 			pl.drivers = st.provides(p)
 		}
-		pods = append(pods, pl)
+	}
+	pods := make([]*placed, len(all))
+	for i := range all {
+		pods[i] = &all[i]
 	}
 	st.order(pods)
-	return groups(pods, atts)
+	return nodeOrder{groups: groups(pods, atts), pods: all}
 }
 
 // drained reports whether a drain must see p gone: not a mirror or
@@ -197,6 +208,9 @@ func selectorOf(sel *metav1.LabelSelector) labels.Selector {
 // ruled applies the first of rules (sorted by name) that matches pl's pod,
 // reporting whether one did.
 func ruled(pl *placed, rules []drainRule, nsLabels map[string]map[string]string) bool {
+	if len(rules) == 0 {
+		return false
+	}
 	p := pl.pod
 	ns, ok := nsLabels[p.Namespace]
 	if !ok {
@@ -361,7 +375,10 @@ func pluginDrivers(paths []string) []string {
 func (st *storage) provides(p *view.Pod) []string {
 	me := p.Namespace + "/" + p.Name
 	var out []string
-	named := strings.Split(p.Annotations[StorageProviderAnnotation], ",")
+	var named []string
+	if v := p.Annotations[StorageProviderAnnotation]; v != "" {
+		named = strings.Split(v, ",")
+	}
 	for _, d := range st.needed {
 		if !st.attached[d] && !slices.ContainsFunc(st.consumers[d], func(c string) bool { return c != me }) {
 			continue
@@ -426,19 +443,28 @@ func consumesAny(st *storage, p *view.Pod, drivers []string) bool {
 	return slices.ContainsFunc(drivers, func(d string) bool { return slices.Contains(st.consumers[d], me) })
 }
 
-// phasesOf are, by pod (namespace/name), the rank of its group's Order
-// among the Orders of order's Drain and WaitCompleted groups (groups of
-// one Order go together), and its group's behaviour.
-func phasesOf(order []DrainGroup) (map[string]int, map[string]DrainBehavior) {
-	phases, behaviors := map[string]int{}, map[string]DrainBehavior{}
-	rank, last := -1, int32(0)
-	for i, g := range order {
-		if g.Behavior != BehaviorSkip && (i == 0 || g.Order != last) {
-			rank, last = rank+1, g.Order
-		}
-		for _, p := range g.Pods {
-			phases[p], behaviors[p] = max(rank, 0), g.Behavior
+// phasesOf are, by pod, its phase, the rank of its Order among the Orders
+// of the Drain and WaitCompleted pods (those of one Order go together), and
+// its behaviour.
+func phasesOf(pods []placed) map[*view.Pod]placedPhase {
+	var orders []int32
+	for _, pl := range pods {
+		if pl.behavior != BehaviorSkip {
+			orders = append(orders, pl.order)
 		}
 	}
-	return phases, behaviors
+	slices.Sort(orders)
+	orders = slices.Compact(orders)
+	out := make(map[*view.Pod]placedPhase, len(pods))
+	for _, pl := range pods {
+		rank, _ := slices.BinarySearch(orders, pl.order)
+		out[pl.pod] = placedPhase{phase: rank, behavior: pl.behavior}
+	}
+	return out
+}
+
+// placedPhase is a pod's phase in the simulated drain, and its behaviour.
+type placedPhase struct {
+	phase    int
+	behavior DrainBehavior
 }

@@ -182,6 +182,9 @@ func (x *volumeIndex) attachments(node string) []Attachment {
 			out = append(out, a)
 		}
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	users := x.podsByPV(node)
 	for i := range out {
 		a := &out[i]
@@ -275,13 +278,16 @@ func (a *analyzer) volumeFindings(node string, atts []Attachment, order []DrainG
 		fs = append(fs, a.finding(VolumeAttachmentLeaked, Subject{Kind: "VolumeAttachment", Name: at.VolumeAttachment}, ev,
 			"VolumeAttachment %s (driver %s) is leaked: %s; the node is never free of it by itself", at.VolumeAttachment, at.Driver, why))
 	}
-	pods := map[string]*view.Pod{}
-	for _, p := range a.vx.podsByNode[node] {
-		pods[p.Namespace+"/"+p.Name] = p
-	}
+	var pods map[string]*view.Pod // of the node, by namespace/name, once a group needs them
 	for _, g := range order {
 		if g.Drivers == nil {
 			continue
+		}
+		if pods == nil {
+			pods = map[string]*view.Pod{}
+			for _, p := range a.vx.podsByNode[node] {
+				pods[p.Namespace+"/"+p.Name] = p
+			}
 		}
 		for _, pod := range g.Pods {
 			p := pods[pod]
