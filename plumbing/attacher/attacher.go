@@ -142,9 +142,10 @@ type Attacher struct {
 }
 
 // seen holds when the attacher first saw a VolumeAttachment and its
-// deletionTimestamp.
+// deletionTimestamp, and what it wrote (its cache may not show it yet).
 type seen struct {
 	created, deleting time.Time
+	attached, failed  bool
 }
 
 // workers is how many VolumeAttachments are worked on at once.
@@ -293,6 +294,10 @@ func (a *Attacher) record(kind Kind, va *storagev1.VolumeAttachment, at time.Tim
 }
 
 func (a *Attacher) recordLocked(kind Kind, va *storagev1.VolumeAttachment, at time.Time) {
+	if s := a.seen[va.UID]; s != nil {
+		s.attached = s.attached || kind == Attached
+		s.failed = s.failed || kind == DetachFailed
+	}
 	a.events = append(a.events, Event{Kind: kind, VA: va.Name, PV: pvName(va), Node: va.Spec.NodeName, At: at})
 	close(a.changed)
 	a.changed = make(chan struct{})
@@ -344,9 +349,9 @@ func (a *Attacher) sync(ctx context.Context, name string) error {
 	}
 	a.mu.Lock()
 	s := a.seen[va.UID]
-	var since seen
+	var st seen
 	if s != nil {
-		since = *s
+		st = *s
 	}
 	a.mu.Unlock()
 	if s == nil {
@@ -361,10 +366,10 @@ func (a *Attacher) sync(ctx context.Context, name string) error {
 			_, err := vas.Update(ctx, va, metav1.UpdateOptions{})
 			return err
 		}
-		if va.Status.Attached {
+		if va.Status.Attached || st.attached {
 			return nil
 		}
-		if wait := time.Until(since.created.Add(vol.AttachDelay)); wait > 0 {
+		if wait := time.Until(st.created.Add(vol.AttachDelay)); wait > 0 {
 			a.queue.AddAfter(name, wait)
 			return nil
 		}
@@ -379,7 +384,7 @@ func (a *Attacher) sync(ctx context.Context, name string) error {
 		return nil // never attached by us, or already let go
 	}
 	if vol.NeverDetach {
-		if va.Status.DetachError != nil {
+		if va.Status.DetachError != nil || st.failed {
 			return nil
 		}
 		sent := time.Now()
@@ -390,7 +395,7 @@ func (a *Attacher) sync(ctx context.Context, name string) error {
 		a.record(DetachFailed, va, sent)
 		return nil
 	}
-	if wait := time.Until(since.deleting.Add(vol.DetachDelay)); wait > 0 {
+	if wait := time.Until(st.deleting.Add(vol.DetachDelay)); wait > 0 {
 		a.queue.AddAfter(name, wait)
 		return nil
 	}
