@@ -208,7 +208,8 @@ const (
 type Forecast struct {
 	Verdict Verdict `json:"verdict"`
 	// P50 and P90 are the time until the node is empty of the pods a drain
-	// evicts, with each workload's median and upper-quantile time to Ready.
+	// evicts and their volumes are detached, with each workload's median and
+	// upper-quantile time to Ready.
 	// Absent when the verdict is never.
 	P50 *metav1.Duration `json:"p50,omitempty"`
 	P90 *metav1.Duration `json:"p90,omitempty"`
@@ -241,7 +242,8 @@ type CriticalPath struct {
 	Rounds int `json:"rounds"`
 	// RoundTime is one round, the longest of the group's pods: Ready.P50
 	// (a ReplicaSet replaces a pod as soon as it terminates), or Grace plus
-	// Ready.P50 for a StatefulSet's pod (replaced once it is gone).
+	// Ready.P50 for a StatefulSet's pod (replaced once it is gone), plus
+	// VolumeMove for a pod whose ReadWriteOnce volume must move.
 	RoundTime metav1.Duration `json:"roundTime"`
 	// Grace is the termination grace period that applies to the group's
 	// pods (the longest; 30s when unset).
