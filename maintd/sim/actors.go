@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/drain"
 )
@@ -235,6 +236,9 @@ func (w *World) actor() {
 		spec := api.MaintenancePlanSpec{NodeName: node.Name, AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 20 * time.Minute}}
 		if w.starting.IntN(3) == 0 {
 			spec.StartWithin = &metav1.Duration{Duration: time.Duration(20+w.starting.IntN(161)) * time.Second}
+		}
+		if w.volumes && w.storing.IntN(5) != 0 {
+			spec.AcceptedRisks = []string{string(analyze.RWOReattach)}
 		}
 		_, err := w.s.create(plansR, &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec})
 		within := "default"

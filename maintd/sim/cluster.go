@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -70,9 +71,11 @@ func podSpec(t corev1.PodSpec) corev1.PodSpec {
 	return *out.DeepCopy()
 }
 
-// kubelet starts the bound pods, makes them Ready once their readiness
-// delay passed, and removes deleted pods once they exited. next is the
-// earliest time something of it is due later (zero: nothing).
+// kubelet starts the bound pods (once the volumes they use are attached to
+// their node), makes them Ready once their readiness delay passed, and
+// removes deleted pods once they exited (but a pod whose volume's storage
+// providers left its node: it hangs). next is the earliest time something
+// of it is due later (zero: nothing).
 func (s *store) kubelet(act bool) (n int, next time.Time) {
 	now := s.now().Time
 	due := func(t time.Time) bool {
@@ -91,6 +94,9 @@ func (s *store) kubelet(act bool) (n int, next time.Time) {
 		pod := o.(*corev1.Pod)
 		switch {
 		case pod.DeletionTimestamp != nil:
+			if s.hung(pod) {
+				continue
+			}
 			exit, _ := strconv.Atoi(pod.Annotations[exitAfter])
 			if due(pod.DeletionTimestamp.Add(time.Duration(exit) * time.Second)) {
 				pod.Finalizers = nil
@@ -100,7 +106,7 @@ func (s *store) kubelet(act bool) (n int, next time.Time) {
 			}
 		case pod.Spec.NodeName == "", pod.Status.Phase == corev1.PodSucceeded, pod.Status.Phase == corev1.PodFailed:
 		case pod.Status.Phase == "" || pod.Status.Phase == corev1.PodPending:
-			if !due(now) {
+			if !s.mounted(pod) || !due(now) {
 				continue
 			}
 			start := s.now()
@@ -221,9 +227,14 @@ func (s *store) replicaSets(readyDelay func() string) int {
 		holes := s.holes[rs.UID]
 		holes = holes[:min(len(holes), max(0, want-owned))]
 		for ; owned < want; owned++ {
+			ann := maps.Clone(rs.Spec.Template.Annotations)
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann[readyAfter] = readyDelay()
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rs.Namespace, GenerateName: rs.Name + "-",
 				Labels:          rs.Spec.Template.Labels,
-				Annotations:     map[string]string{readyAfter: readyDelay(), exitAfter: rs.Spec.Template.Annotations[exitAfter]},
+				Annotations:     ann,
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}},
 				Spec: podSpec(rs.Spec.Template.Spec)}
 			if o, err := s.create(podsR, pod); err == nil {

@@ -232,6 +232,7 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 	}
 	switch f {
 	case conflict, conflictWrite:
+		w.withdrawn(in, a)
 		w.logf("409 to %s on %s %s", in.name, a.GetVerb(), describeAction(a))
 		return true, nil, apierrors.NewConflict(a.GetResource().GroupResource(), nameOf(a), errors.New("the object has been modified (injected)"))
 	case readFail:
@@ -256,6 +257,9 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 	if r := a.GetResource(); err != nil && write && (r == depsR || r == rsR || r == nodesR) {
 		w.erred[in.id] = true
 	}
+	if err != nil {
+		w.withdrawn(in, a)
+	}
 	if l, ok := a.(k8stesting.ListActionImpl); ok && err == nil && l.ListOptions.ResourceVersion != "" {
 		// An informer's list (from its cache's version, "0" at first); a
 		// live read asks for the newest ("").
@@ -275,6 +279,18 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 		return true, nil, errKilled
 	}
 	return true, out, err
+}
+
+// withdrawn notes a plan's status write of in that failed (erred): the
+// other plans' decisions made while it was being written read the status
+// it decided (Controller.newest), those after it read their caches again,
+// so the next status in writes may be written once more (seed 867 of the
+// world with volumes: a plan blocked by a rival that the rival's decision,
+// being written, had failed). w.mu is held.
+func (w *World) withdrawn(in *instance, a k8stesting.Action) {
+	if a.GetResource() == plansR && a.GetSubresource() == "status" && a.GetVerb() == "update" {
+		w.erred[in.id] = true
+	}
 }
 
 func errText(err error) string {

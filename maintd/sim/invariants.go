@@ -137,6 +137,12 @@ func breakerOpen(c *api.MaintenanceCampaign) bool {
 // maintd states it (campaign.AboutToCordon), kept beside movedOnce, the
 // promise by the world's history, because it flags the gate opened early
 // even when no pod then lands on the wave's node (fixed seed 147).
+// The gate opens once, at the plan's first eviction: a plan of the wave
+// that could not cordon then (Blocked, Failed, waiting for a slot) and is
+// about to cordon later (its cause cleared, or a pause reported over its
+// block: Pending/paused) holds back none of the plan's next evictions, as
+// movedOnce lets be a pod moved again onto its node (seed 127 of the world
+// with volumes: a Blocked plan paused by the breaker and resumed).
 // w.mu is held.
 func (w *World) checkWave(in *instance, pod *corev1.Pod) {
 	var mine *api.MaintenancePlan
@@ -151,10 +157,18 @@ func (w *World) checkWave(in *instance, pod *corev1.Pod) {
 	if c := campaignOf(mine, in.mirror[campsR]); breakerOpen(c) {
 		w.violate("%s evicted %s/%s for plan %s while its caches showed campaign %s's breaker open (%s)", in.name, pod.Namespace, pod.Name, mine.Name, c.Name, c.Status.Breaker.Reason)
 	}
+	opened, evicted := w.opened[mine.UID] // evicted: the plan sent one before
+	if !evicted {
+		opened = map[string]bool{}
+		w.opened[mine.UID] = opened
+	}
 	for _, o := range w.s.list(plansR, "", nil) {
 		q := o.(*api.MaintenancePlan)
-		if q.UID == mine.UID || q.Labels[api.CampaignLabel] != mine.Labels[api.CampaignLabel] || q.Labels[api.WaveLabel] != mine.Labels[api.WaveLabel] || q.DeletionTimestamp != nil {
+		if q.UID == mine.UID || q.Labels[api.CampaignLabel] != mine.Labels[api.CampaignLabel] || q.Labels[api.WaveLabel] != mine.Labels[api.WaveLabel] || q.DeletionTimestamp != nil || opened[q.Name] {
 			continue
+		}
+		if !evicted && !campaign.AboutToCordon(&q.Status) {
+			opened[q.Name] = true
 		}
 		if n, err := w.s.get(nodesR, "", q.Spec.NodeName); err == nil && n.(*corev1.Node).Spec.Unschedulable &&
 			n.(*corev1.Node).Annotations[cordon.OwnerAnnotation] == drain.Owner(q) {
@@ -269,6 +283,8 @@ func (w *World) evicted(in *instance, ev *policyv1.Eviction, v Verdict) {
 		}
 		if o, err := w.s.get(podsR, ev.Namespace, ev.Name); err == nil && o.(*corev1.Pod).UID == uid {
 			w.movedOnce(o.(*corev1.Pod))
+			w.checkProvider(in, o.(*corev1.Pod))
+			w.evictedVolumes(o.(*corev1.Pod))
 		}
 	}
 	res := evict.Classify(v.Code, v.Status, nil)
@@ -320,6 +336,9 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	}
 	if !ok || a.GetSubresource() != "status" {
 		return
+	}
+	if b, _ := before.(*api.MaintenancePlan); p.Status.Phase == api.Drained && (b == nil || b.Status.Phase != api.Drained) {
+		w.checkDetached(in, p)
 	}
 	if !w.throttle.IsZero() && w.throttleBy == in.id {
 		// Recorded by the instance that got it: in force for every

@@ -123,7 +123,9 @@ func (w *World) other(wl Workload, nodes, start int) {
 	}
 }
 
-// statefulPod is ordinal i of a StatefulSet, not yet scheduled.
+// statefulPod is ordinal i of a StatefulSet, not yet scheduled: it uses
+// the claim of each of the StatefulSet's volumeClaimTemplates made for it
+// (<template>-<pod>).
 func statefulPod(sts *appsv1.StatefulSet, i int) *corev1.Pod {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: fmt.Sprintf("%s-%d", sts.Name, i),
 		Labels: sts.Spec.Template.Labels, Annotations: map[string]string{},
@@ -131,6 +133,10 @@ func statefulPod(sts *appsv1.StatefulSet, i int) *corev1.Pod {
 		Spec: *sts.Spec.Template.Spec.DeepCopy()}
 	for k, v := range sts.Spec.Template.Annotations {
 		pod.Annotations[k] = v
+	}
+	for _, t := range sts.Spec.VolumeClaimTemplates {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: t.Name,
+			VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: t.Name + "-" + pod.Name}}})
 	}
 	return pod
 }

@@ -297,11 +297,12 @@ func (w *World) makeRoom() {
 
 // moves are the pods of node a drain moves, as the world sees them: not
 // going, not ended, made again by a controller (a bare pod blocks the
-// drain instead), by name. w.mu is held.
+// drain instead) other than a DaemonSet (its pod stays), by namespace and
+// name. w.mu is held.
 func (w *World) moves(node string) []*corev1.Pod {
 	var out []*corev1.Pod
-	for _, o := range w.s.list(podsR, Namespace, nil) {
-		if pod := o.(*corev1.Pod); pod.Spec.NodeName == node && pod.DeletionTimestamp == nil && !ended(pod) && metav1.GetControllerOf(pod) != nil {
+	for _, o := range w.s.list(podsR, "", nil) {
+		if pod := o.(*corev1.Pod); pod.Spec.NodeName == node && pod.DeletionTimestamp == nil && !ended(pod) && metav1.GetControllerOf(pod) != nil && metav1.GetControllerOf(pod).Kind != "DaemonSet" {
 			out = append(out, pod)
 		}
 	}

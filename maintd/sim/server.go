@@ -104,11 +104,15 @@ type store struct {
 	// named are the lineages of evicted StatefulSet pods, by namespace/name:
 	// the pod of that name made next continues it.
 	named map[string]types.UID
+	// csi is the CSI driver of a world with volumes, nil without.
+	csi *csi
+	// logf traces what the volume controllers do.
+	logf func(format string, args ...any)
 }
 
 func newStore(now func() metav1.Time) *store {
 	s := &store{objects: map[schema.GroupVersionResource]map[string]runtime.Object{}, now: now,
-		lineage: map[types.UID]types.UID{}, holes: map[types.UID][]types.UID{}, named: map[string]types.UID{}}
+		lineage: map[types.UID]types.UID{}, holes: map[types.UID][]types.UID{}, named: map[string]types.UID{}, logf: func(string, ...any) {}}
 	for _, r := range resources {
 		s.objects[r] = map[string]runtime.Object{}
 	}

@@ -114,6 +114,8 @@ var fixed = map[int64]string{
 	52:  "a dry run's finding that came as pods moved elsewhere woke no plan",
 	// The lifecycle's.
 	122: "a plan deleted with its finalizer removed (as a restore from backup loses it) left its cordon on the node and its surge on the owner forever",
+	// The volumes'.
+	927: "a storage provider evicted while a consumer of its driver's volumes was still Terminating on the node (a consumer Pending on a Multi-Attach, never attached there, evicted: its drain group counted no pod left)",
 }
 
 func TestFixedSeeds(t *testing.T) {

@@ -131,6 +131,13 @@ type World struct {
 	// deleting it, nodes going NotReady and back.
 	campaigning *rand.Rand
 	campaign    bool
+	// storing draws, apart from rng, whether a seed has volumes (1 seed in
+	// 3: a CSI driver, a StatefulSet with a claim per replica, at 1 in 2
+	// storage providers), and their attach and detach delays. Its stream's
+	// constant leaves the seeds of TestFixedSeeds without volumes: they
+	// replay the schedules that found their defects.
+	storing *rand.Rand
+	volumes bool
 	// picking draws, apart from rng, which of a leader's queues (plans,
 	// campaigns) is served first at each step.
 	picking *rand.Rand
@@ -181,11 +188,17 @@ type World struct {
 	drains  map[string][]types.UID
 	retried map[string]bool
 	// erred are the instances (by id) whose request of an act failed
-	// since their last status write (a 409, a failed or timed-out read).
+	// since their last status write (a 409, a failed or timed-out read, a
+	// failed status write).
 	erred map[int]bool
 	// switches counts the pause switches people created: each creation
 	// is a new switch.
 	switches int
+	// gone are the volumes of the pods maintd evicted.
+	gone []gone
+	// opened are, per campaign plan (UID) that sent an eviction, the plans
+	// of its wave that were not about to cordon at its first one.
+	opened map[types.UID]map[string]bool
 }
 
 // spend is an eviction of maintd that spent a budget: the budget's version
@@ -245,11 +258,12 @@ func New(seed int64) *World {
 		autoscaling: rand.New(rand.NewPCG(uint64(seed), 0x4a5)), placing: rand.New(rand.NewPCG(uint64(seed), 0x91ace)),
 		leading: rand.New(rand.NewPCG(uint64(seed), 0x1ead)), late: map[types.UID]bool{}, erred: map[int]bool{},
 		faulting: rand.New(rand.NewPCG(uint64(seed), 0xfa17)), budgeting: rand.New(rand.NewPCG(uint64(seed), 0xb0d9)),
-		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
+		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), storing: rand.New(rand.NewPCG(uint64(seed), 0x57055d5)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]spend{}, refusedAt: map[string]time.Time{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
-		silence: map[types.UID]*silence{}, surges: map[string]*surgeRecord{}, moved: map[string]*move{}, uncordoned: map[string]time.Time{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}}
+		silence: map[types.UID]*silence{}, surges: map[string]*surgeRecord{}, moved: map[string]*move{}, uncordoned: map[string]time.Time{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}, opened: map[types.UID]map[string]bool{}}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
 	w.s.watch = func(r schema.GroupVersionResource, ev watch.Event, _ bool) { w.changed(r, ev) }
+	w.s.logf = w.logf
 	return w
 }
 
@@ -309,6 +323,8 @@ type Scenario struct {
 	// Scheduled has the scheduler place the workloads' first pods (else
 	// they are bound round-robin).
 	Scheduled bool
+	// Storage, when set, adds volumes and their storage system.
+	Storage *Storage
 }
 
 // Workload is one Deployment of a scenario, or a workload of another
@@ -443,6 +459,7 @@ func (w *World) draw() Scenario {
 			sc.Autoscaled = append(sc.Autoscaled, apps[ar.IntN(len(apps))])
 		}
 	}
+	w.drawStorage(&sc)
 	return sc
 }
 
@@ -474,6 +491,9 @@ func (w *World) Setup(sc Scenario) {
 	for _, name := range sc.Autoscaled {
 		w.must(w.s.create(hpasR, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
 			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: name, APIVersion: "apps/v1"}, MaxReplicas: 10}}))
+	}
+	if sc.Storage != nil {
+		w.storage(sc.Storage, sc.Nodes)
 	}
 	for range 10 {
 		w.cluster()
@@ -603,7 +623,7 @@ func (w *World) readyDelay() string {
 
 // cluster runs every cluster controller once; w.mu is held.
 func (w *World) cluster() int {
-	n := w.s.schedule()
+	n := w.s.schedule() + w.volumeControllers(-1)
 	k, _ := w.s.kubelet(true)
 	n += k
 	n += w.s.deployments()
@@ -696,9 +716,11 @@ func (w *World) next() time.Time {
 	w.mu.Lock()
 	_, k := w.s.kubelet(false)
 	_, d := w.s.disruption(false)
+	_, a := w.s.attacher(false)
 	w.mu.Unlock()
 	earlier(k)
 	earlier(d)
+	earlier(a)
 	return next
 }
 
@@ -792,6 +814,9 @@ func (w *World) step() {
 			w.s.jobs()
 		case 3:
 			w.s.disruption(true)
+		}
+		if w.volumes {
+			w.volumeControllers(w.storing.IntN(3))
 		}
 		w.mu.Unlock()
 	case n < 87:
