@@ -355,17 +355,34 @@ func (c *Controller) volumesOf(s *snapshot.Snapshot, nodes []string) error {
 		}
 	}
 	slices.SortFunc(s.VolumeAttachments, func(a, b storagev1.VolumeAttachment) int { return cmp.Compare(a.Name, b.Name) })
+	// The volumes attached: those the attachments name, and those the
+	// nodes' status lists (a CSI volume by its driver and handle).
+	attached := map[string]bool{}
 	for _, va := range s.VolumeAttachments {
-		name := va.Spec.Source.PersistentVolumeName
-		if name == nil {
-			continue
+		if name := va.Spec.Source.PersistentVolumeName; name != nil {
+			attached[*name] = true
 		}
-		pv, err := c.pvs.Get(*name)
+	}
+	listed := map[[2]string]bool{}
+	for _, n := range s.Nodes {
+		for _, v := range n.Status.VolumesAttached {
+			if driver, handle, ok := snapshot.CSIVolumeName(string(v.Name)); ok {
+				listed[[2]string{driver, handle}] = true
+			}
+		}
+	}
+	for _, pv := range s.PersistentVolumes {
+		if csi := pv.Spec.CSI; csi != nil && listed[[2]string{csi.Driver, csi.VolumeHandle}] {
+			attached[pv.Name] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(attached)) {
+		pv, err := c.pvs.Get(name)
 		switch {
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:
-			return fmt.Errorf("read persistent volume %s: %w", *name, err)
+			return fmt.Errorf("read persistent volume %s: %w", name, err)
 		}
 		if ref := pv.Spec.ClaimRef; ref != nil {
 			pvc, err := c.pvcs.PersistentVolumeClaims(ref.Namespace).Get(ref.Name)

@@ -82,6 +82,7 @@ func benchCluster(b testing.TB, nodes, perNode int) (*Controller, *api.Maintenan
 	c.replicaSets, c.deployments, c.statefulSets = appslisters.NewReplicaSetLister(rsIdx), appslisters.NewDeploymentLister(depIdx), appslisters.NewStatefulSetLister(idx(nil))
 	c.daemonSets, c.jobs, c.cronJobs = appslisters.NewDaemonSetLister(idx(nil)), batchlisters.NewJobLister(idx(nil)), batchlisters.NewCronJobLister(idx(nil))
 	c.hpas = autoscalinglisters.NewHorizontalPodAutoscalerLister(idx(nil))
+	c.attachments, c.namespaces = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{byNode: func(any) ([]string, error) { return nil, nil }}), corelisters.NewNamespaceLister(idx(nil))
 	must := func(err error) {
 		if err != nil {
 			b.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -58,6 +59,9 @@ func TestSnapshotIsForNodes(t *testing.T) {
 	}
 	nodes, pods, pdbs, pvs, pvcs := indexer(nil), cache.NewIndexer(cache.MetaNamespaceKeyFunc, podIndexers()), indexer(nil), indexer(nil), indexer(nil)
 	rs, deps, sts, dss, jobs, cjs, hpas := indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil), indexer(nil)
+	vas := indexer(cache.Indexers{byNode: func(o any) ([]string, error) { return []string{o.(*storagev1.VolumeAttachment).Spec.NodeName}, nil }})
+	nss := indexer(nil)
+	c.attachments, c.namespaces = vas, corelisters.NewNamespaceLister(nss)
 	c.nodes, c.pods, c.pdbs = corelisters.NewNodeLister(nodes), podCache{pods}, policylisters.NewPodDisruptionBudgetLister(pdbs)
 	c.pvs, c.pvcs = corelisters.NewPersistentVolumeLister(pvs), corelisters.NewPersistentVolumeClaimLister(pvcs)
 	c.replicaSets, c.deployments, c.statefulSets = appslisters.NewReplicaSetLister(rs), appslisters.NewDeploymentLister(deps), appslisters.NewStatefulSetLister(sts)
@@ -98,6 +102,7 @@ func TestSnapshotIsForNodes(t *testing.T) {
 	slimmed.ReplicaSets, slimmed.Deployments, slimmed.StatefulSets = cacheAll(t, rs, full.ReplicaSets), cacheAll(t, deps, full.Deployments), cacheAll(t, sts, full.StatefulSets)
 	slimmed.DaemonSets, slimmed.Jobs, slimmed.CronJobs = cacheAll(t, dss, full.DaemonSets), cacheAll(t, jobs, full.Jobs), cacheAll(t, cjs, full.CronJobs)
 	slimmed.HorizontalPodAutoscalers = cacheAll(t, hpas, full.HorizontalPodAutoscalers)
+	slimmed.VolumeAttachments, slimmed.Namespaces = cacheAll(t, vas, full.VolumeAttachments), cacheAll(t, nss, full.Namespaces)
 
 	for _, node := range full.Nodes {
 		t.Run(node.Name, func(t *testing.T) {
@@ -190,6 +195,7 @@ func sortSnapshot(s *snapshot.Snapshot) {
 	s.ReplicaSets, s.Deployments, s.StatefulSets = sorted(s.ReplicaSets), sorted(s.Deployments), sorted(s.StatefulSets)
 	s.DaemonSets, s.Jobs, s.CronJobs = sorted(s.DaemonSets), sorted(s.Jobs), sorted(s.CronJobs)
 	s.HorizontalPodAutoscalers = sorted(s.HorizontalPodAutoscalers)
+	s.VolumeAttachments, s.Namespaces = sorted(s.VolumeAttachments), sorted(s.Namespaces)
 }
 
 func sorted[T any, PT interface {
@@ -255,6 +261,10 @@ func add(s *snapshot.Snapshot, obj runtime.Object) bool {
 		s.CronJobs = append(s.CronJobs, *o)
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		s.HorizontalPodAutoscalers = append(s.HorizontalPodAutoscalers, *o)
+	case *storagev1.VolumeAttachment:
+		s.VolumeAttachments = append(s.VolumeAttachments, *o)
+	case *corev1.Namespace:
+		s.Namespaces = append(s.Namespaces, *o)
 	default:
 		return false
 	}
