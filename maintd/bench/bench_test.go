@@ -44,7 +44,11 @@ import (
 
 var cp *controlplane.ControlPlane
 
-func TestMain(m *testing.M) { os.Exit(controlplane.Main(m, controlplane.Options{}, &cp)) }
+// Volumes: the attach-detach controller makes the VolumeAttachments of CSI
+// volumes, and the volumes benchmark plays their attacher.
+func TestMain(m *testing.M) {
+	os.Exit(controlplane.Main(m, controlplane.Options{Volumes: true}, &cp))
+}
 
 // section is the heading of this benchmark's part of docs/benchmarks.md.
 const section = "## maintd"
@@ -76,8 +80,13 @@ var sizes = map[int]size{
 
 // run is one drain by one tool.
 type run struct {
-	ok        bool
-	wall      time.Duration
+	ok   bool
+	wall time.Duration
+	// start and end are the moments wall runs between: the plan's creation
+	// and its Drained seen, or kubectl drain's start and exit.
+	start, end time.Time
+	// forecast is the first status.forecast maintd's plan showed.
+	forecast  *api.Forecast
 	evictions int // eviction POSTs (not dry run) in the scenario's namespace
 	rejected  int // of which answered 429
 	other     []string
@@ -376,6 +385,8 @@ type scenario struct {
 	pods     int // on the node to drain
 	// surge: maintd's plan moves pods with a surge (spec.surge IfNeeded).
 	surge bool
+	// risks are the findings maintd's plan accepts (spec.acceptedRisks).
+	risks []string
 }
 
 func (sc *scenario) target() string { return sc.nodes[0] }
@@ -639,7 +650,8 @@ func (b *bench) drain(ctx context.Context, sc *scenario) run {
 	cmd := b.command(dctx, b.kubectl, "drain", sc.target(), "--ignore-daemonsets", "--delete-emptydir-data")
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
-	r := run{wall: time.Since(start)}
+	end := time.Now()
+	r := run{wall: end.Sub(start), start: start, end: end}
 	logf := filepath.Join(b.logs, "kubectl-"+sc.ns+".log")
 	_ = os.WriteFile(logf, out, 0o644)
 	r.evictions, r.rejected = b.evictions(sc.ns)
@@ -731,12 +743,13 @@ func (b *bench) maintd(ctx context.Context, sc *scenario) run {
 	if sc.surge {
 		plan.Spec.Surge = api.SurgeIfNeeded
 	}
+	plan.Spec.AcceptedRisks = sc.risks
 	start := time.Now()
 	if _, err := b.plans.Create(ctx, plan, metav1.CreateOptions{}); err != nil {
 		w.Stop()
 		t.Fatal(err)
 	}
-	r := run{}
+	r := run{start: start}
 	var last *api.MaintenancePlan
 	timeout := time.After(maxDrain)
 	rv := ""
@@ -756,9 +769,13 @@ wait:
 				continue
 			}
 			last, rv = p, p.ResourceVersion
+			if r.forecast == nil && p.Status.Forecast != nil {
+				r.forecast = p.Status.Forecast.DeepCopy()
+			}
 			switch p.Status.Phase {
 			case api.Drained:
-				r.wall, r.ok = time.Since(start), true
+				r.end = time.Now()
+				r.wall, r.ok = r.end.Sub(start), true
 				break wait
 			case api.Failed:
 				r.other = append(r.other, fmt.Sprintf("%s/%s: %s", p.Status.Phase, p.Status.Reason, p.Status.Message))

@@ -18,7 +18,12 @@
 #   moveonce: TestCampaignMoveOnce (the e2e test) alone, without -race: 20 of
 #          24 nodes as sequential plans, as a campaign in one wave and in 4
 #          waves; fails above 0.5x ("## maintd campaign move-once").
-# usage: run.sh [drain] [scale] [surge] [moveonce] [campaign]   (default: drain scale surge moveonce)
+#   volumes: 10 StatefulSets x 3 with ReadWriteOnce volumes (attach 2 s,
+#          detach 3 s) on node-1: maintd against kubectl drain, the time to
+#          Drained and to kubectl's exit against the node's last
+#          VolumeAttachment gone, maintd's forecast against the actual
+#          ("## maintd volumes").
+# usage: run.sh [drain] [scale] [surge] [moveonce] [volumes] [campaign]   (default: drain scale surge moveonce volumes)
 #   BENCH_N=3          drains per tool (and size)
 #   BENCH_SIZES=10,40  drain: Deployments x 8 replicas (10: 20 pods on node-1, 40: 80)
 #   BENCH_IDLE=60s     scale: the idle window
@@ -36,7 +41,7 @@ if [[ -z "${BIN:-}" ]]; then
 fi
 export BENCH_LOGS="${BENCH_LOGS:-$(mktemp -d /tmp/maintd-bench-logs.XXXXXX)}"
 suites=("$@")
-[[ ${#suites[@]} -eq 0 ]] && suites=(drain scale surge moveonce)
+[[ ${#suites[@]} -eq 0 ]] && suites=(drain scale surge moveonce volumes)
 status=0
 for s in "${suites[@]}"; do
 	case "$s" in
@@ -45,7 +50,8 @@ for s in "${suites[@]}"; do
 	surge) test=TestSurgeVersusKubectl heading="## maintd surge" ;;
 	campaign) test=TestCampaignScale heading="## maintd campaign at scale" ;;
 	moveonce) test=TestCampaignMoveOnce heading="## maintd campaign move-once" ;;
-	*) echo "run.sh: unknown benchmark $s (drain, scale, surge, moveonce, campaign)" >&2; exit 2 ;;
+	volumes) test=TestVolumesVersusKubectl heading="## maintd volumes" ;;
+	*) echo "run.sh: unknown benchmark $s (drain, scale, surge, moveonce, volumes, campaign)" >&2; exit 2 ;;
 	esac
 	out="$tmp/$s.md"
 	if [[ "$s" == moveonce ]]; then
