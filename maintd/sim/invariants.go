@@ -141,8 +141,8 @@ func breakerOpen(c *api.MaintenanceCampaign) bool {
 // that could not cordon then (Blocked, Failed, waiting for a slot) and is
 // about to cordon later (its cause cleared, or a pause reported over its
 // block: Pending/paused) holds back none of the plan's next evictions, as
-// movedOnce lets be a pod moved again onto its node (seed 127 of the world
-// with volumes: a Blocked plan paused by the breaker and resumed).
+// movedOnce lets be a pod moved again onto its node (TestSchedules/22: a
+// Blocked plan paused by the breaker and resumed).
 // w.mu is held.
 func (w *World) checkWave(in *instance, pod *corev1.Pod) {
 	var mine *api.MaintenancePlan
