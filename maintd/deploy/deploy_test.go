@@ -222,7 +222,8 @@ func TestKustomization(t *testing.T) {
 		}
 	}
 	want := map[string]int{"CustomResourceDefinition": 2, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
-		"Role": 2, "RoleBinding": 2, "Deployment": 1, "PodDisruptionBudget": 1, "Service": 1}
+		"Role": 2, "RoleBinding": 2, "Deployment": 1, "PodDisruptionBudget": 1, "Service": 1,
+		"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("rendered kinds (-want +got):\n%s", diff)
 	}
@@ -293,8 +294,8 @@ func TestInCluster(t *testing.T) {
 		if first != second {
 			t.Errorf("second apply printed\n%s\nthe first\n%s", second, first)
 		}
-		if n := strings.Count(second, "serverside-applied"); n != 13 {
-			t.Errorf("%d objects applied, want 13:\n%s", n, second)
+		if n := strings.Count(second, "serverside-applied"); n != 17 {
+			t.Errorf("%d objects applied, want 17:\n%s", n, second)
 		}
 		if diff := cmp.Diff(before, versions(t, ctx)); diff != "" {
 			t.Errorf("the second apply changed objects (-before +after):\n%s", diff)
@@ -328,12 +329,13 @@ func TestInCluster(t *testing.T) {
 
 		// A plan for a node that does not exist: maintd, with only the
 		// shipped RBAC, blocks it; kubectl shows it in the printer columns.
+		// Its requester is admin, as the shipped admission policies want.
 		mc, err := maintenancev1alpha1.NewForConfig(cp.Config(controlplane.Admin))
 		if err != nil {
 			t.Fatal(err)
 		}
 		plans := mc.MaintenancePlans()
-		p := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: "deploy-test"}, Spec: api.MaintenancePlanSpec{NodeName: "absent-node", AllowAllWorkloads: true}}
+		p := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: "deploy-test", Annotations: map[string]string{createdBy: string(controlplane.Admin)}}, Spec: api.MaintenancePlanSpec{NodeName: "absent-node", AllowAllWorkloads: true}}
 		if _, err := plans.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -522,7 +524,7 @@ func versions(t *testing.T, ctx context.Context) map[string]string {
 	for _, u := range list.Items {
 		key := u.GetKind() + "/" + u.GetName()
 		switch u.GetKind() {
-		case "Deployment", "PodDisruptionBudget", "CustomResourceDefinition":
+		case "Deployment", "PodDisruptionBudget", "CustomResourceDefinition", "ValidatingAdmissionPolicy":
 			out[key] = fmt.Sprintf("generation %d", u.GetGeneration())
 		default:
 			out[key] = "resourceVersion " + u.GetResourceVersion()
