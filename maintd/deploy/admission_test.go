@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -33,26 +32,19 @@ const (
 	createdBy       = "maintenance.sentinel.dev/created-by" // kubectl-maint's plan.CreatedByAnnotation
 )
 
-// TestAdmission installs what the kustomization installs but the workload
-// (the CRDs, maintd's namespace, ServiceAccount and RBAC, and admission.yaml),
-// then asks as real users, and as maintd's ServiceAccount with a token of its
-// own, for what the policies admit and refuse, each refusal's message
-// checked: a requester (the static user noevict) may ask for a plan or a
-// campaign only what they may do themselves, under their own name, which
-// never changes; maintd may change Deployments and ReplicaSets only in their
-// replica count and its surge annotations.
+// TestAdmission applies the kustomization (as TestInCluster does, so that
+// either may run first), then asks as real users, and as maintd's
+// ServiceAccount with a token of its own, for what admission.yaml's policies
+// admit and refuse, each refusal's message checked: a requester (the static
+// user noevict) may ask for a plan or a campaign only what they may do
+// themselves, under their own name, which never changes; maintd may change
+// Deployments and ReplicaSets only in their replica count and its surge
+// annotations.
 func TestAdmission(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	for _, f := range []string{"crd.yaml", "namespace.yaml", "serviceaccount.yaml", "rbac.yaml", "bindings.yaml", "admission.yaml"} {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cp.Apply(ctx, data, nil); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-	}
+	kubectl(t, ctx, "apply", "-k", ".", "--server-side")
+	kubectl(t, ctx, "wait", "--for=condition=Established", "crd/maintenanceplans.maintenance.sentinel.dev", "crd/maintenancecampaigns.maintenance.sentinel.dev", "--timeout=60s")
 	admin := cp.Clientset(controlplane.Admin)
 
 	nsA, err := cp.Namespace(ctx, "adm-a")
