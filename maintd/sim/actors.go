@@ -202,6 +202,16 @@ func (w *World) actor() {
 		w.logf("person: uncordon %s -> %s", node.Name, errText(err))
 	case 2: // another drainer evicts a pod
 		pods := w.s.list(podsR, Namespace, nil)
+		if w.s.csi != nil && w.s.csi.providers != "" {
+			// A storage provider too (kubectl drain does not order them:
+			// their consumers deleted later hang while none runs on
+			// their node).
+			for _, o := range w.s.list(podsR, w.s.csi.providers, nil) {
+				if w.s.provider(o.(*corev1.Pod)) {
+					pods = append(pods, o)
+				}
+			}
+		}
 		if len(pods) == 0 {
 			return
 		}

@@ -95,6 +95,10 @@ func (s *store) kubelet(act bool) (n int, next time.Time) {
 		switch {
 		case pod.DeletionTimestamp != nil:
 			if s.hung(pod) {
+				if act && !s.hanging[pod.UID] {
+					s.hanging[pod.UID] = true
+					s.logf("kubelet: %s/%s hangs Terminating: no storage provider of its volume runs on %s", pod.Namespace, pod.Name, pod.Spec.NodeName)
+				}
 				continue
 			}
 			exit, _ := strconv.Atoi(pod.Annotations[exitAfter])

@@ -106,13 +106,15 @@ type store struct {
 	named map[string]types.UID
 	// csi is the CSI driver of a world with volumes, nil without.
 	csi *csi
-	// logf traces what the volume controllers do.
-	logf func(format string, args ...any)
+	// logf traces what the volume controllers do; hanging are the pods
+	// the kubelet found hung (traced once).
+	logf    func(format string, args ...any)
+	hanging map[types.UID]bool
 }
 
 func newStore(now func() metav1.Time) *store {
 	s := &store{objects: map[schema.GroupVersionResource]map[string]runtime.Object{}, now: now,
-		lineage: map[types.UID]types.UID{}, holes: map[types.UID][]types.UID{}, named: map[string]types.UID{}, logf: func(string, ...any) {}}
+		lineage: map[types.UID]types.UID{}, holes: map[types.UID][]types.UID{}, named: map[string]types.UID{}, logf: func(string, ...any) {}, hanging: map[types.UID]bool{}}
 	for _, r := range resources {
 		s.objects[r] = map[string]runtime.Object{}
 	}

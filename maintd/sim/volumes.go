@@ -89,7 +89,8 @@ func attachedName(driver, handle string) corev1.UniqueVolumeName {
 // the StatefulSet with a claim per replica on the first plan's node, and
 // at 1 in 2 storage providers. People accept the volumes' re-attach
 // (rwo-reattach, high) on most plans, and list the new workloads on most
-// plans that list theirs.
+// plans that list theirs; half the plans wait for a detach 30 s to 3 min
+// (spec.volumeDetachTimeout) before they say it is stuck.
 func (w *World) drawStorage(sc *Scenario) {
 	vr := w.storing
 	if vr.IntN(3) != 0 {
@@ -109,6 +110,9 @@ func (w *World) drawStorage(sc *Scenario) {
 	for i := range sc.Plans {
 		if vr.IntN(5) != 0 {
 			sc.Plans[i].AcceptedRisks = append(sc.Plans[i].AcceptedRisks, string(analyze.RWOReattach))
+		}
+		if vr.IntN(2) == 0 {
+			sc.Plans[i].VolumeDetachTimeout = &metav1.Duration{Duration: time.Duration(30+vr.IntN(151)) * time.Second}
 		}
 		if len(sc.Plans[i].Workloads) > 0 {
 			for _, ref := range st.workloads() {
@@ -614,7 +618,7 @@ func (w *World) volumeControllers(which int) int {
 }
 
 // attachDelays draws a new VolumeAttachment's attach delay (0-10 s) and
-// detach delay: mostly under 20 s, at 1 in 6 from 1 to 8 minutes (past
+// detach delay: mostly under 20 s, at 1 in 4 from 1 to 8 minutes (past
 // spec.volumeDetachTimeout's default at times), at 1 in 25 never.
 func (w *World) attachDelays() (attach, detach string) {
 	vr := w.storing
@@ -622,7 +626,7 @@ func (w *World) attachDelays() (attach, detach string) {
 	switch n := vr.IntN(150); {
 	case n < 6:
 		detach = "never"
-	case n < 31:
+	case n < 43:
 		detach = fmt.Sprint(60 + vr.IntN(421))
 	default:
 		detach = fmt.Sprint(vr.IntN(20))
