@@ -415,7 +415,10 @@ func TestStorageLast(t *testing.T) {
 		statuses := m.watchPlan(t, ctx, name)
 		m.plan(t, ctx, "storage", api.MaintenancePlanSpec{NodeName: m.node(1), AllowAllWorkloads: true,
 			AcceptedRisks: []string{"rwo-reattach", "all-replicas-on-node"}})
-		done := m.drainedOrStopped(t, ctx, name)
+		// About 20 s: a drain that hangs on a consumer fails within 2 minutes.
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		done := m.drainedOrStopped(t, wctx, name)
 		seen := statuses()
 
 		evictedAt := map[types.UID]time.Time{}
@@ -432,8 +435,9 @@ func TestStorageLast(t *testing.T) {
 				continue
 			}
 			lastGone = later(lastGone, gone)
-			longest = max(longest, gone.Sub(at))
-			if d := gone.Sub(at); d > consumerGrace+5*time.Second {
+			d := gone.Sub(at)
+			longest = max(longest, d)
+			if d > consumerGrace+5*time.Second {
 				t.Errorf("consumer %s Terminating for %v (evicted %s, gone %s): longer than its grace %v + 5s",
 					pod, d.Round(time.Millisecond), at.Format("15:04:05.000"), gone.Format("15:04:05.000"), consumerGrace)
 			}
@@ -458,6 +462,9 @@ func TestStorageLast(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, firstGroups(seen), cmpopts.IgnoreFields(api.DrainGroup{}, "Remaining")); diff != "" {
 			t.Errorf("status.evictionProgress.groups at the start (-want +got):\n%s", diff)
+		}
+		if !inOrder(steps(done), []string{"Draining/waiting-for-drain-group", "Drained/drained"}) {
+			t.Errorf("the wait of the providers for the detach is not in the history: %s", history(done))
 		}
 		if len(providers) > 0 {
 			t.Logf("last consumer gone %s, last detach %s, first provider eviction %s (%v after the detach); longest Terminating consumer %v; history %s",
