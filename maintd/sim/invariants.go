@@ -284,6 +284,7 @@ func (w *World) evicted(in *instance, ev *policyv1.Eviction, v Verdict) {
 		if o, err := w.s.get(podsR, ev.Namespace, ev.Name); err == nil && o.(*corev1.Pod).UID == uid {
 			w.movedOnce(o.(*corev1.Pod))
 			w.checkProvider(in, o.(*corev1.Pod))
+			w.checkRules(in, o.(*corev1.Pod))
 			w.evictedVolumes(o.(*corev1.Pod))
 		}
 	}

@@ -116,6 +116,8 @@ var fixed = map[int64]string{
 	122: "a plan deleted with its finalizer removed (as a restore from backup loses it) left its cordon on the node and its surge on the owner forever",
 	// The volumes'.
 	927: "a storage provider evicted while a consumer of its driver's volumes was still Terminating on the node (a consumer Pending on a Multi-Attach, never attached there, evicted: its drain group counted no pod left)",
+	// The drain rules'.
+	45: "a pod of order 0 evicted while a pod its plan's drain rules put first (order -2) was still Terminating on the node",
 }
 
 func TestFixedSeeds(t *testing.T) {
