@@ -25,7 +25,10 @@ import (
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 )
 
-// Storage is a scenario's volumes: a CSI driver (attachRequired), a
+// Storage is a scenario's volumes: a CSI driver whose volumes attach (the
+// attach-detach controller makes their VolumeAttachments, as for a
+// CSIDriver with attachRequired; no CSIDriver object is served: maintd
+// reads none, and takes an unknown driver's volumes as attachable), a
 // StatefulSet "vol" whose replicas each use a ReadWriteOnce claim of it,
 // bound in advance to a CSI PersistentVolume, and, when Providers is set,
 // the pods that serve the driver's volumes.
