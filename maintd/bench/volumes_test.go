@@ -193,10 +193,21 @@ func TestVolumesVersusKubectl(t *testing.T) {
 		fmt.Fprintf(&doc, "kubectl drain says the node is drained %.2f to %.2f s before it is: its pods are gone, their volumes still\n", -kLags[len(kLags)-1], -kLags[0])
 		fmt.Fprintf(&doc, "attached (each detach takes %s after the pod's exit). maintd's Drained comes %s s after the last detach.\n", volumeDetach, spread(lags))
 	}
-	if len(m) > 0 && m[0].forecast != nil {
-		for _, c := range m[0].forecast.Causes {
-			fmt.Fprintf(&doc, "The forecast's cause %s: %s\n", c.Reason, c.Message)
+	within := 0
+	for _, r := range m {
+		if r.ok && r.forecast != nil && r.forecast.P90 != nil && r.wall <= r.forecast.P90.Duration {
+			within++
 		}
+	}
+	fmt.Fprintf(&doc, "The actual was within the forecast's p90 in %d of %d runs. This driver detaches in %s and attaches in %s",
+		within, len(m), volumeDetach, volumeAttach)
+	if len(m) > 0 && m[0].forecast != nil && len(m[0].forecast.Causes) > 0 {
+		fmt.Fprintf(&doc, "; the forecast's causes:\n")
+		for _, c := range m[0].forecast.Causes {
+			fmt.Fprintf(&doc, "- %s: %s\n", c.Reason, c.Message)
+		}
+	} else {
+		fmt.Fprintf(&doc, ".\n")
 	}
 	if len(missed) == 0 {
 		fmt.Fprintf(&doc, "\nEvery target met.\n\n")
