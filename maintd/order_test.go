@@ -40,8 +40,8 @@ import (
 const unmountFinalizer = "sentinel.dev/test-unmount"
 
 const (
-	// consumers is how many pods of a storageNode use the driver's volumes.
-	consumers = 20
+	// consumerPods is how many pods of a storageNode use the driver's volumes.
+	consumerPods = 20
 	// consumerGrace is their terminationGracePeriodSeconds; kwok deletes
 	// them 1 s after their deletion (the container's stop).
 	consumerGrace = 2 * time.Second
@@ -98,7 +98,7 @@ func newStorageNode(t *testing.T, ctx context.Context) *storageNode {
 	}
 	createApp(t, ctx, e, storage, providerApp, 2, nil, nil)
 
-	sts := attacher.NewStatefulSet(e.ns, "data", consumers, pool)
+	sts := attacher.NewStatefulSet(e.ns, "data", consumerPods, pool)
 	tmpl := &sts.Spec.Template
 	tmpl.Finalizers = []string{unmountFinalizer}
 	tmpl.Annotations = map[string]string{controlplane.PodReadyDelayAnnotation: "1s", controlplane.PodDeleteDelayAnnotation: "1s"}
@@ -108,7 +108,7 @@ func newStorageNode(t *testing.T, ctx context.Context) *storageNode {
 		t.Fatal(err)
 	}
 	e.pdb(t, ctx, "data", "data", nil, intOrString(5))
-	if err := cp.WaitPodsReady(ctx, e.ns, "app=data", consumers); err != nil {
+	if err := cp.WaitPodsReady(ctx, e.ns, "app=data", consumerPods); err != nil {
 		t.Fatal(err)
 	}
 	for _, app := range []string{providerApp, "csi-node"} {
@@ -119,8 +119,8 @@ func newStorageNode(t *testing.T, ctx context.Context) *storageNode {
 	for _, p := range e.podsOn(t, ctx, e.node(1)) {
 		s.consumers[p.UID] = p.Name
 	}
-	if len(s.consumers) != consumers {
-		t.Fatalf("%d consumers on %s, want %d", len(s.consumers), e.node(1), consumers)
+	if len(s.consumers) != consumerPods {
+		t.Fatalf("%d consumers on %s, want %d", len(s.consumers), e.node(1), consumerPods)
 	}
 	if err := cp.CreateNodes(ctx, e.pool, e.node(2)); err != nil {
 		t.Fatal(err)
@@ -443,8 +443,8 @@ func TestStorageLast(t *testing.T) {
 			}
 		}
 		detached, n := lastDetach(m.attacher, m.node(1))
-		if n != consumers {
-			t.Errorf("%d volumes detached from %s, want %d", n, m.node(1), consumers)
+		if n != consumerPods {
+			t.Errorf("%d volumes detached from %s, want %d", n, m.node(1), consumerPods)
 		}
 		providers := accepted(t, m.storage)
 		if len(providers) != 2 {
@@ -457,8 +457,8 @@ func TestStorageLast(t *testing.T) {
 			}
 		}
 		want := []api.DrainGroup{
-			{Order: 0, Behavior: "Drain", Why: "default", Pods: consumers},
-			{Order: 1, Behavior: "Drain", Why: fmt.Sprintf("storage provider of driver %s for %d pods", m.driver, consumers), Pods: 2},
+			{Order: 0, Behavior: "Drain", Why: "default", Pods: consumerPods},
+			{Order: 1, Behavior: "Drain", Why: fmt.Sprintf("storage provider of driver %s for %d pods", m.driver, consumerPods), Pods: 2},
 		}
 		if diff := cmp.Diff(want, firstGroups(seen), cmpopts.IgnoreFields(api.DrainGroup{}, "Remaining")); diff != "" {
 			t.Errorf("status.evictionProgress.groups at the start (-want +got):\n%s", diff)
