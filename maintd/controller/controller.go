@@ -171,6 +171,8 @@ type Controller struct {
 	hpas             autoscalinglisters.HorizontalPodAutoscalerLister
 	attachments      cache.Indexer // VolumeAttachments, by node (byNode)
 	namespaces       corelisters.NamespaceLister
+	// volumeTimes are the drivers' attach and detach times, as watched.
+	volumeTimes *volumeTimes
 	// pause holds the pause ConfigMap, if it exists (nil: no switch).
 	pause cache.Store
 
@@ -256,7 +258,7 @@ func New(cfg Config) *Controller {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
 	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, unwritten: map[string]unwrittenRecord{}, campaignProgress: map[string]campaignProgress{}, caughtCampaigns: map[string]*api.MaintenanceCampaign{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}, analyses: map[string]analysisMemo{},
-		planWaits: waits.NewIndex(), campaignWaits: waits.NewIndex()}
+		planWaits: waits.NewIndex(), campaignWaits: waits.NewIndex(), volumeTimes: newVolumeTimes()}
 	queue := func(q workqueue.TypedRateLimitingInterface[string], name string) workqueue.TypedRateLimitingInterface[string] {
 		if q != nil {
 			return q

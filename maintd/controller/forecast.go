@@ -97,8 +97,15 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 		return nil, time.Time{}, err
 	}
 	spec := drain.Defaulted(p.Spec)
+	// A volume's move is timed by its driver's detaches and attaches as
+	// maintd watched them (none seen: the forecast's assumed defaults).
+	var drivers []string
+	for _, va := range scoped.VolumeAttachments {
+		drivers = append(drivers, va.Spec.Attacher)
+	}
+	detach, attach := c.volumeTimes.of(drivers)
 	r, err := analyze.Analyze(c.viewOf(scoped), analyze.Options{Nodes: []string{node.Name}, Now: now, Surge: p.Spec.Surge == api.SurgeIfNeeded,
-		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions, Reaction: Reaction, Placement: pl}})
+		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions, Reaction: Reaction, Placement: pl, VolumeDetach: detach, VolumeAttach: attach}})
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("forecast the drain of node %s: %w", node.Name, err)
 	}

@@ -233,6 +233,9 @@ func (c *Controller) handleEvents(s sources) {
 	// A volume attached or detached: the plans of its node decide again
 	// (node.status.volumesAttached comes with the node's events).
 	on(s.va, func(old, obj any) {
+		o, _ := old.(*storagev1.VolumeAttachment)
+		n, _ := obj.(*storagev1.VolumeAttachment)
+		c.volumeTimes.observe(o, n, c.cfg.Now())
 		for _, o := range []any{old, obj} {
 			if va, ok := o.(*storagev1.VolumeAttachment); ok {
 				c.wake(waits.Wait{On: waits.Node, Key: va.Spec.NodeName})

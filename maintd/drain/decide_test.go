@@ -632,6 +632,14 @@ func TestDecide(t *testing.T) {
 			},
 			want: want{phase: api.Drained, reason: api.ReasonDrained},
 		},
+		"a bare pod a Skip rule leaves alone does not block the plan": {
+			setup: func(w *world) {
+				v := w.addPod("debug", "pod-9")
+				v.Owners = nil
+				w.facts.Groups = []analyze.DrainGroup{{Order: 0, Behavior: analyze.BehaviorSkip, Why: "rule keep-debug", Pods: []string{"shop/debug"}}}
+			},
+			want: want{phase: api.Cordoning, reason: api.CordonSubmitted, action: Cordon},
+		},
 		"a WaitCompleted pod is waited for, never evicted": {
 			setup: func(w *world) {
 				w.started(api.Draining, api.WaitingForPodExit)

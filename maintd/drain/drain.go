@@ -423,7 +423,9 @@ func (d *decider) decide() {
 		}
 	}
 	pods, unknown := d.classify()
-	pods = d.unskipped(pods)
+	// A pod a drain rule or its annotation skips is left alone: neither
+	// evicted nor, when the plan does not allow it, an unknown pod.
+	pods, unknown = d.unskipped(pods), d.unskipped(unknown)
 	if d.spec.DryRun {
 		d.dryRun(pods, unknown)
 		return
