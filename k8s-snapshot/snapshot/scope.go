@@ -293,8 +293,10 @@ func isNothing(sel labels.Selector) bool {
 //     (matched by CSI driver and volume handle, see CSIVolumeName), and the
 //     claims those PVs are bound to: an attachment whose PV or claim is
 //     gone has leaked;
-//   - every CSIDriver, the CSINodes of the nodes, and the Namespaces of the
-//     pods on the nodes (drain rules select pods by namespace labels).
+//   - the CSIDrivers of the kept PVs, attachments and the nodes' CSINodes
+//     (whether a volume attaches), the CSINodes of the nodes, and the
+//     Namespaces of the pods on the nodes (drain rules select pods by
+//     namespace labels).
 //
 // A name that is not among s.Nodes is an error ("node X not found"). The
 // objects are shared with s, in s's order.
@@ -346,7 +348,6 @@ func ForNodes(s *Snapshot, names ...string) (*Snapshot, error) {
 	})
 
 	out.VolumeAttachments = keep(s.VolumeAttachments, func(va *storagev1.VolumeAttachment) bool { return c.nodes[va.Spec.NodeName] })
-	out.CSIDrivers = keep(s.CSIDrivers, func(*storagev1.CSIDriver) bool { return true })
 	out.CSINodes = keepMeta(s.CSINodes, func(m *metav1.ObjectMeta) bool { return c.nodes[m.Name] })
 	out.Namespaces = keepMeta(s.Namespaces, func(m *metav1.ObjectMeta) bool { return c.namespaces[m.Name] })
 
@@ -396,6 +397,23 @@ func ForNodes(s *Snapshot, names ...string) (*Snapshot, error) {
 		}
 	}
 	out.StorageClasses = keepMeta(s.StorageClasses, func(m *metav1.ObjectMeta) bool { return classes[m.Name] })
+	// The CSIDrivers of those volumes, attachments and the nodes' plugins:
+	// whether a driver's volumes attach is judged by them.
+	drivers := map[string]bool{}
+	for i := range out.PersistentVolumes {
+		if csi := out.PersistentVolumes[i].Spec.CSI; csi != nil {
+			drivers[csi.Driver] = true
+		}
+	}
+	for i := range out.VolumeAttachments {
+		drivers[out.VolumeAttachments[i].Spec.Attacher] = true
+	}
+	for i := range out.CSINodes {
+		for _, d := range out.CSINodes[i].Spec.Drivers {
+			drivers[d.Name] = true
+		}
+	}
+	out.CSIDrivers = keepMeta(s.CSIDrivers, func(m *metav1.ObjectMeta) bool { return drivers[m.Name] })
 	return out, nil
 }
 

@@ -83,7 +83,6 @@ func TestForNodes(t *testing.T) {
 				"deployments":              {"shop/web"},
 				"podDisruptionBudgets":     {"ops/all", "shop/cache", "shop/web"},
 				"horizontalPodAutoscalers": {"shop/web"},
-				"csiDrivers":               {"ebs.csi.aws.com"},
 				"namespaces":               {"shop"},
 			},
 		},
