@@ -387,6 +387,10 @@ type scenario struct {
 	surge bool
 	// risks are the findings maintd's plan accepts (spec.acceptedRisks).
 	risks []string
+	// warm, when set, runs once maintd is ready and before the measured
+	// plan, with the label value maintd selects plans by: what maintd
+	// should have watched before it is measured.
+	warm func(ctx context.Context, label string)
 }
 
 func (sc *scenario) target() string { return sc.nodes[0] }
@@ -727,6 +731,9 @@ func (b *bench) maintd(ctx context.Context, sc *scenario) run {
 		exited = errors.Is(err, errExited)
 		log, _ := os.ReadFile(logPath)
 		t.Fatalf("maintd not ready: %v\n%s", err, log)
+	}
+	if sc.warm != nil {
+		sc.warm(ctx, sc.ns)
 	}
 	b.settle(ctx)
 

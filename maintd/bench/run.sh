@@ -23,7 +23,9 @@
 #          Drained and to kubectl's exit against the node's last
 #          VolumeAttachment gone, maintd's forecast against the actual
 #          ("## maintd volumes").
-# usage: run.sh [drain] [scale] [surge] [moveonce] [volumes] [campaign]   (default: drain scale surge moveonce volumes)
+#   volumes-warm: the same, each maintd having drained a node of 3 pods of
+#          the same driver first ("## maintd volumes, warm").
+# usage: run.sh [drain] [scale] [surge] [moveonce] [volumes] [volumes-warm] [campaign]   (default: drain scale surge moveonce volumes)
 #   BENCH_N=3          drains per tool (and size)
 #   BENCH_SIZES=10,40  drain: Deployments x 8 replicas (10: 20 pods on node-1, 40: 80)
 #   BENCH_IDLE=60s     scale: the idle window
@@ -51,13 +53,16 @@ for s in "${suites[@]}"; do
 	campaign) test=TestCampaignScale heading="## maintd campaign at scale" ;;
 	moveonce) test=TestCampaignMoveOnce heading="## maintd campaign move-once" ;;
 	volumes) test=TestVolumesVersusKubectl heading="## maintd volumes" ;;
-	*) echo "run.sh: unknown benchmark $s (drain, scale, surge, moveonce, volumes, campaign)" >&2; exit 2 ;;
+	volumes-warm) test=TestVolumesVersusKubectl heading="## maintd volumes, warm" ;;
+	*) echo "run.sh: unknown benchmark $s (drain, scale, surge, moveonce, volumes, volumes-warm, campaign)" >&2; exit 2 ;;
 	esac
 	out="$tmp/$s.md"
 	if [[ "$s" == moveonce ]]; then
 		(cd "$root/maintd" && go test -count=1 -timeout 30m -run "^$test\$" -v . -campaign-max-ratio 0.5 -campaign-report "$out") || status=1
 	else
-		(cd "$root/maintd" && BENCH_OUT="$out" go test -tags bench -count=1 -timeout 120m -run "^$test\$" -v ./bench/) || status=1
+		warm=""
+		[[ "$s" == volumes-warm ]] && warm=1
+		(cd "$root/maintd" && BENCH_WARM="$warm" BENCH_OUT="$out" go test -tags bench -count=1 -timeout 120m -run "^$test\$" -v ./bench/) || status=1
 	fi
 	if [[ -s "$out" ]]; then
 		python3 "$root/plumbing/bench/section.py" "$root/docs/benchmarks.md" "$heading" "$out"

@@ -19,14 +19,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/plumbing/attacher"
 	"github.com/sentinel-go/sentinel/plumbing/controlplane"
 )
 
 // volumesSection is the volumes benchmark's part of docs/benchmarks.md.
 const volumesSection = "## maintd volumes"
+
+// warm is BENCH_WARM=1: every maintd measured has first drained a node of
+// its own with pods of the same driver (warmUp), as a maintd that has run
+// a while has; its section is volumesSection + ", warm".
+var warm = os.Getenv("BENCH_WARM") == "1"
 
 const (
 	volumeSets     = 10
@@ -85,6 +92,9 @@ func TestVolumesVersusKubectl(t *testing.T) {
 			sc, pvs := b.volumeSetup(ctx)
 			var r run
 			if tool == "maintd" {
+				if warm {
+					sc.warm = b.warmUp
+				}
 				r = b.maintd(ctx, sc)
 			} else {
 				r = b.drain(ctx, sc)
@@ -156,7 +166,16 @@ func TestVolumesVersusKubectl(t *testing.T) {
 		return ds
 	}
 	var doc strings.Builder
-	fmt.Fprintf(&doc, "%s\n\n", volumesSection)
+	section := volumesSection
+	if warm {
+		section += ", warm"
+	}
+	fmt.Fprintf(&doc, "%s\n\n", section)
+	if warm {
+		fmt.Fprintf(&doc, "As \"%s\", but each maintd measured has first drained a node of its own with 3 pods of the same\n", volumesSection)
+		fmt.Fprintf(&doc, "driver and released it (not measured): it has watched this driver detach and attach volumes, as a maintd that has run\n")
+		fmt.Fprintf(&doc, "a while has, and its forecast times a volume's move by what it watched.\n\n")
+	}
 	fmt.Fprintf(&doc, "A node with %d StatefulSets x %d replicas, each pod with its own ReadWriteOnce CSI volume (pre-bound PVs of a\n", volumeSets, volumeReplicas)
 	fmt.Fprintf(&doc, "test driver whose external-attacher, plumbing/attacher, attaches a volume in %s and detaches it in %s;\n", volumeAttach, volumeDetach)
 	fmt.Fprintf(&doc, "kube-controller-manager's attach-detach controller makes and deletes the VolumeAttachments), a pod Ready %s\n", volumeReady)
@@ -214,7 +233,11 @@ func TestVolumesVersusKubectl(t *testing.T) {
 	} else {
 		fmt.Fprintf(&doc, "\nMissed: %s.\n\n", strings.Join(missed, "; "))
 	}
-	b.publish(&doc, missed, "Reproduce: `BENCH_N=%d bash maintd/bench/run.sh volumes`.\n", n)
+	suite := "volumes"
+	if warm {
+		suite = "volumes-warm"
+	}
+	b.publish(&doc, missed, "Reproduce: `BENCH_N=%d bash maintd/bench/run.sh %s`.\n", n, suite)
 }
 
 // spread is the range of xs, "+a to +b" (a single value alone).
@@ -350,4 +373,64 @@ func (b *bench) deletePVs(ctx context.Context, names []string) {
 			b.t.Errorf("delete PV %s: %v", name, err)
 		}
 	}
+}
+
+// warmUp drains, with the maintd about to be measured (selecting label), a
+// node of its own with 3 pods of the bench's driver, and releases it: that
+// maintd has then watched the driver detach and attach volumes. It is not
+// measured.
+func (b *bench) warmUp(ctx context.Context, label string) {
+	t := b.t
+	t.Helper()
+	ns, err := cp.Namespace(ctx, "vwarm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := []string{ns + "-node-1", ns + "-node-2"}
+	if err := cp.CreateNodes(ctx, ns, nodes[0]); err != nil {
+		t.Fatal(err)
+	}
+	sts := attacher.NewStatefulSet(ns, "warm", volumeReplicas, map[string]string{controlplane.PoolLabel: ns})
+	sts.Spec.Template.Annotations = map[string]string{controlplane.PodReadyDelayAnnotation: volumeReady.String(), controlplane.PodDeleteDelayAnnotation: volumeGrace.String()}
+	sts.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To(int64(volumeGrace / time.Second))
+	sts.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "kwok.x-k8s.io/node", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	if _, err := attacher.CreateStatefulSet(ctx, b.admin, volumeDriver, sts); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	if err := cp.WaitPodsReady(wctx, ns, attacher.WaitForAttachLabel+"=true", volumeReplicas); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.CreateNodes(ctx, ns, nodes[1]); err != nil {
+		t.Fatal(err)
+	}
+	plan := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: "warm-" + label, Labels: map[string]string{runLabel: label}},
+		Spec: api.MaintenancePlanSpec{NodeName: nodes[0], AllowAllWorkloads: true, Reason: "warm-up", AcceptedRisks: []string{"rwo-reattach", "all-replicas-on-node"}}}
+	if _, err := b.plans.Create(ctx, plan, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	phase := func(want api.Phase) {
+		err := wait.PollUntilContextCancel(wctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			p, err := b.plans.Get(ctx, plan.Name, metav1.GetOptions{})
+			return err == nil && p.Status.Phase == want, nil
+		})
+		if err != nil {
+			t.Fatalf("warm-up plan %s: not %s: %v", plan.Name, want, err)
+		}
+	}
+	phase(api.Drained)
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := b.plans.Get(ctx, plan.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Spec.Release = true
+		_, err = b.plans.Update(ctx, p, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase(api.Completed)
 }
