@@ -714,11 +714,12 @@ func TestRestart(t *testing.T) {
 	m := e.startMaintd(t, "")
 	p := e.plan(t, ctx, "restart", api.MaintenancePlanSpec{NodeName: e.node(1), Workloads: workloads(e.ns)})
 	seen := map[string]bool{}
+	planSteps := &stepWatch{name: p.Name}
 	var started *metav1.Time
 	var killedAt []string
 	released := false
 	for {
-		cur, step := e.nextStep(t, ctx, p.Name, seen)
+		cur, step := e.nextStep(t, ctx, planSteps, seen)
 		if ep := cur.Status.EvictionProgress; ep != nil {
 			if started == nil {
 				started = ep.StartedAt.DeepCopy()
@@ -777,16 +778,41 @@ func TestRestart(t *testing.T) {
 	m.stop(t)
 }
 
-// nextStep waits for a phase/reason of plan name not yet seen and marks it
+// stepWatch watches plan name's writes, each one (a poll may miss a status
+// that the next write replaced within milliseconds).
+type stepWatch struct {
+	name string
+	rv   string // of the last write seen; "" to start from the current one
+}
+
+// nextStep waits for a phase/reason of the plan not yet seen and marks it
 // seen, and fails the test when the plan is Blocked or Failed. Once the
-// plan is Drained or Completed, every step of its history is marked seen:
-// a step may pass between two polls.
-func (e env) nextStep(t *testing.T, ctx context.Context, name string, seen map[string]bool) (*api.MaintenancePlan, string) {
+// plan is Drained or Completed, every step of its history is marked seen.
+func (e env) nextStep(t *testing.T, ctx context.Context, s *stepWatch, seen map[string]bool) (*api.MaintenancePlan, string) {
 	t.Helper()
-	cur := e.wait(t, ctx, name, "a new step", func(q *api.MaintenancePlan) bool {
-		step := string(q.Status.Phase) + "/" + string(q.Status.Reason)
-		return q.Status.Phase != "" && !seen[step]
-	})
+	var cur *api.MaintenancePlan
+	for cur == nil {
+		w, err := e.plans.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + s.name, ResourceVersion: s.rv})
+		if err != nil {
+			t.Fatalf("watch plan %s: %v", s.name, err)
+		}
+		for ev := range w.ResultChan() {
+			q, ok := ev.Object.(*api.MaintenancePlan)
+			if !ok {
+				s.rv = "" // an error (its version too old): from the current one
+				break
+			}
+			s.rv = q.ResourceVersion
+			if q.Status.Phase != "" && !seen[string(q.Status.Phase)+"/"+string(q.Status.Reason)] {
+				cur = q
+				break
+			}
+		}
+		w.Stop()
+		if cur == nil && ctx.Err() != nil {
+			t.Fatalf("plan %s: no new step: %v", s.name, ctx.Err())
+		}
+	}
 	step := string(cur.Status.Phase) + "/" + string(cur.Status.Reason)
 	seen[step] = true
 	switch cur.Status.Phase {

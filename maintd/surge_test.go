@@ -357,9 +357,10 @@ func TestSurgeRestart(t *testing.T) {
 	m := e.startMaintd(t, "")
 	p := e.plan(t, ctx, "surge-restart", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Surge: api.SurgeIfNeeded})
 	seen := map[string]bool{}
+	planSteps := &stepWatch{name: p.Name}
 	var killedAt []string
 	for {
-		cur, step := e.nextStep(t, ctx, p.Name, seen)
+		cur, step := e.nextStep(t, ctx, planSteps, seen)
 		if cur.Status.Phase == api.Drained {
 			break
 		}
