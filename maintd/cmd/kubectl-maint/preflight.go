@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	autoscalingv2client "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
-	storagev1client "k8s.io/client-go/kubernetes/typed/storage/v1"
 	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
+	storagev1client "k8s.io/client-go/kubernetes/typed/storage/v1"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	"github.com/sentinel-go/sentinel/k8s-snapshot/snapshot"

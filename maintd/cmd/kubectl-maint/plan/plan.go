@@ -44,7 +44,7 @@ type Request struct {
 	Deadline time.Duration
 	// VolumeDetachTimeout; 0 is the CRD's default (5m).
 	VolumeDetachTimeout time.Duration
-	DryRun   bool
+	DryRun              bool
 	// Surge moves a pod whose budget never allows its eviction with one
 	// more replica of its owner first (spec.surge: IfNeeded).
 	Surge bool
