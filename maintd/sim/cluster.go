@@ -78,18 +78,7 @@ func podSpec(t corev1.PodSpec) corev1.PodSpec {
 // of it is due later (zero: nothing).
 func (s *store) kubelet(act bool) (n int, next time.Time) {
 	now := s.now().Time
-	due := func(t time.Time) bool {
-		if !t.After(now) {
-			if !act {
-				next = now
-			}
-			return act
-		}
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
-		return false
-	}
+	due := dueAt(now, act, &next)
 	for _, o := range s.list(podsR, "", nil) {
 		pod := o.(*corev1.Pod)
 		switch {
@@ -366,4 +355,23 @@ func (s *store) disruption(act bool) (n int, next time.Time) {
 		}
 	}
 	return n, next
+}
+
+// dueAt is how an actor (a kubelet, an attacher) meets the times it waits
+// for: due(t) reports whether it acts on t now (t has come, and act), and
+// *next becomes the earliest time it must look again (now, for a t that has
+// come when it does not act).
+func dueAt(now time.Time, act bool, next *time.Time) (due func(t time.Time) bool) {
+	return func(t time.Time) bool {
+		if !t.After(now) {
+			if !act {
+				*next = now
+			}
+			return act
+		}
+		if next.IsZero() || t.Before(*next) {
+			*next = t
+		}
+		return false
+	}
 }

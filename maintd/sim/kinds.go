@@ -15,9 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
-	"github.com/sentinel-go/sentinel/maintd/drain"
 )
 
 // Workload kinds beside Deployment ("").
@@ -317,19 +315,11 @@ func (w *World) checkAllowed(in *instance, pod *corev1.Pod) {
 		w.violate("%s evicted %s/%s, a bare pod (no controller makes it again)", in.name, pod.Namespace, pod.Name)
 		return
 	}
-	no, err := w.s.get(nodesR, "", pod.Spec.NodeName)
-	if err != nil {
+	p := w.cordonPlan(pod.Spec.NodeName)
+	if p == nil {
 		return
 	}
-	name, uid, ok := drain.ParseOwner(no.(*corev1.Node).Annotations[cordon.OwnerAnnotation])
-	if !ok {
-		return
-	}
-	o, err := w.s.get(plansR, "", name)
-	if err != nil || o.(*api.MaintenancePlan).UID != uid {
-		return
-	}
-	if p := o.(*api.MaintenancePlan); len(p.Spec.Workloads) > 0 && !slices.Contains(p.Spec.Workloads, ref) {
+	if len(p.Spec.Workloads) > 0 && !slices.Contains(p.Spec.Workloads, ref) {
 		w.violate("%s evicted %s/%s of %s %s for plan %s, which lists only %v", in.name, pod.Namespace, pod.Name, ref.Kind, ref.Name, p.Name, p.Spec.Workloads)
 	}
 }

@@ -14,9 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
-	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
-	"github.com/sentinel-go/sentinel/maintd/drain"
 )
 
 // drawRules adds to a scenario, from w.ruling, drain rules (1 seed in 4):
@@ -120,19 +118,12 @@ func (w *World) checkRules(in *instance, pod *corev1.Pod) {
 	if w.s.provider(pod) {
 		return
 	}
-	no, err := w.s.get(nodesR, "", pod.Spec.NodeName)
-	if err != nil {
+	p := w.cordonPlan(pod.Spec.NodeName)
+	if p == nil {
 		return
 	}
-	name, uid, ok := drain.ParseOwner(no.(*corev1.Node).Annotations[cordon.OwnerAnnotation])
-	if !ok {
-		return
-	}
-	o, err := w.s.get(plansR, "", name)
-	if err != nil || o.(*api.MaintenancePlan).UID != uid {
-		return
-	}
-	rules := o.(*api.MaintenancePlan).Spec.DrainRules
+	name := p.Name
+	rules := p.Spec.DrainRules
 	behavior, order := placeOf(pod, rules)
 	if behavior != "Drain" {
 		w.violate("%s evicted %s/%s, which plan %s's drain rules or its annotation say %s", in.name, pod.Namespace, pod.Name, name, behavior)

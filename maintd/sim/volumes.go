@@ -380,18 +380,7 @@ func (s *store) attacher(act bool) (n int, next time.Time) {
 		return 0, next
 	}
 	now := s.now().Time
-	due := func(t time.Time) bool {
-		if !t.After(now) {
-			if !act {
-				next = now
-			}
-			return act
-		}
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
-		return false
-	}
+	due := dueAt(now, act, &next)
 	fin := attacherFinalizer(s.csi.driver)
 	for _, o := range s.list(vasR, "", nil) {
 		va := o.(*storagev1.VolumeAttachment)
