@@ -99,8 +99,16 @@ type DrainGroup struct {
 //
 // A node not in s has no groups.
 func DrainOrder(s *snapshot.Snapshot, node string, rules []DrainRule) []DrainGroup {
+	_, groups := NodeVolumes(s, node, rules)
+	return groups
+}
+
+// NodeVolumes is NodeAttachments and DrainOrder of node at once, from one
+// index of s: what a drain of the node waits on.
+func NodeVolumes(s *snapshot.Snapshot, node string, rules []DrainRule) ([]Attachment, []DrainGroup) {
 	x := newVolumeIndex(view.Of(s))
-	return x.drainOrder(node, compileRules(rules), x.attachments(node)).groups
+	atts := x.attachments(node)
+	return atts, x.drainOrder(node, compileRules(rules), atts).groups
 }
 
 // nodeOrder is a node's drain order: its groups, and each pod's place.

@@ -106,8 +106,7 @@ func (c *Controller) observe(p *api.MaintenancePlan, now time.Time) (drain.Facts
 		if f.Analysis, err = c.analysis(p, s, now); err != nil {
 			return f, err
 		}
-		f.Attachments = analyze.NodeAttachments(s, node.Name)
-		f.Groups = analyze.DrainOrder(s, node.Name, drain.Rules(p.Spec.DrainRules))
+		f.Attachments, f.Groups = analyze.NodeVolumes(s, node.Name, drain.Rules(p.Spec.DrainRules))
 		if err := c.surgeOwners(p, &f); err != nil {
 			return f, err
 		}
@@ -292,6 +291,17 @@ func (c *Controller) snapshotOf(nodes []*corev1.Node, onNode []*cachedPod, pdbs 
 	if err := c.volumesOf(s, names); err != nil {
 		return nil, err
 	}
+	// The namespaces of the pods on the nodes: the drain rules' namespace
+	// selectors read their labels.
+	for _, ns := range podNamespaces(onNode) {
+		switch n, err := c.namespaces.Get(ns); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("read namespace %s: %w", ns, err)
+		default:
+			s.Namespaces = append(s.Namespaces, *n)
+		}
+	}
 	pods := slices.Clone(onNode)
 	// By key: the cache may replace a pod's object between two reads.
 	seen := map[string]bool{}
@@ -340,10 +350,9 @@ func (c *Controller) snapshotOf(nodes []*corev1.Node, onNode []*cachedPod, pdbs 
 	return snapshot.ForNodes(s, names...)
 }
 
-// volumesOf adds to s the VolumeAttachments of the nodes, the claims
-// their volumes are bound to (a claim gone makes an attachment leaked),
-// and the namespaces (the drain rules' namespace selectors read their
-// labels). volumeClaims adds the claims of the pods after them.
+// volumesOf adds to s the VolumeAttachments of the nodes and the claims
+// their volumes are bound to (a claim gone makes an attachment leaked).
+// volumeClaims adds the claims of the pods after them.
 func (c *Controller) volumesOf(s *snapshot.Snapshot, nodes []string) error {
 	for _, n := range nodes {
 		vas, err := c.attachments.ByIndex(byNode, n)
@@ -395,11 +404,6 @@ func (c *Controller) volumesOf(s *snapshot.Snapshot, nodes []string) error {
 			}
 		}
 	}
-	namespaces, err := c.namespaces.List(labels.Everything())
-	if err != nil {
-		return fmt.Errorf("list namespaces: %w", err)
-	}
-	s.Namespaces = values(namespaces)
 	return nil
 }
 
