@@ -19,9 +19,11 @@ func Resource(resource string) schema.GroupResource {
 	return SchemeGroupVersion.WithResource(resource).GroupResource()
 }
 
-// AddToScheme registers MaintenancePlan, MaintenanceCampaign and their lists.
+// AddToScheme registers MaintenancePlan, MaintenanceCampaign,
+// MaintenanceOverride and their lists.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(SchemeGroupVersion, &MaintenancePlan{}, &MaintenancePlanList{}, &MaintenanceCampaign{}, &MaintenanceCampaignList{})
+	s.AddKnownTypes(SchemeGroupVersion, &MaintenancePlan{}, &MaintenancePlanList{}, &MaintenanceCampaign{}, &MaintenanceCampaignList{},
+		&MaintenanceOverride{}, &MaintenanceOverrideList{})
 	metav1.AddToGroupVersion(s, SchemeGroupVersion)
 	return nil
 }

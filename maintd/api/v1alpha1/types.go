@@ -329,6 +329,8 @@ const (
 	PlanSpecChanged   Reason = "plan-spec-changed"
 	TargetReplaced    Reason = "target-replaced"
 	DeadlineExceeded  Reason = "deadline-exceeded"
+	// ForcingDeletes: deleting, under an override, pods no budget allows.
+	ForcingDeletes Reason = "forcing-deletes"
 	// VolumeDetachStuck: a volume of the evicted pods did not detach from
 	// the node within spec.volumeDetachTimeout.
 	VolumeDetachStuck Reason = "volume-detach-stuck"
@@ -336,6 +338,13 @@ const (
 	// PersistentVolume, or a volume whose claim, that no longer exists:
 	// nothing will detach it by itself.
 	VolumeAttachmentLeaked Reason = "volume-attachment-leaked"
+	// OverrideSpent: past the deadline, pods the budget refuses remain and
+	// no override in force covers them (spent, expired, or approved by the
+	// requester); a new override resumes the plan.
+	OverrideSpent Reason = "override-spent"
+	// BreakGlassDisabled: an override would act, but maintd may not
+	// delete pods (the break-glass component is not applied).
+	BreakGlassDisabled Reason = "break-glass-disabled"
 )
 
 // Condition types.
@@ -409,6 +418,11 @@ type MaintenancePlanStatus struct {
 	// +optional
 	// +listType=atomic
 	History []Transition `json:"history,omitempty"`
+	// Forced is the ledger of pods deleted under a MaintenanceOverride,
+	// each entry written before its DELETE was sent; it is never trimmed.
+	// +optional
+	// +listType=atomic
+	Forced []ForcedDelete `json:"forced,omitempty"`
 }
 
 // Preflight is the drain-risk analysis of the node (k8s-analyze's checks).

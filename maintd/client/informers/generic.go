@@ -41,6 +41,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=maintenance.sentinel.dev, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithResource("maintenancecampaigns"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Maintenance().V1alpha1().MaintenanceCampaigns().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("maintenanceoverrides"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Maintenance().V1alpha1().MaintenanceOverrides().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("maintenanceplans"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Maintenance().V1alpha1().MaintenancePlans().Informer()}, nil
 

@@ -12,6 +12,8 @@ import (
 type Interface interface {
 	// MaintenanceCampaigns returns a MaintenanceCampaignInformer.
 	MaintenanceCampaigns() TypedMaintenanceCampaignInformer
+	// MaintenanceOverrides returns a MaintenanceOverrideInformer.
+	MaintenanceOverrides() TypedMaintenanceOverrideInformer
 	// MaintenancePlans returns a MaintenancePlanInformer.
 	MaintenancePlans() TypedMaintenancePlanInformer
 }
@@ -30,6 +32,11 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // MaintenanceCampaigns returns a TypedMaintenanceCampaignInformer.
 func (v *version) MaintenanceCampaigns() TypedMaintenanceCampaignInformer {
 	return &maintenanceCampaignInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// MaintenanceOverrides returns a TypedMaintenanceOverrideInformer.
+func (v *version) MaintenanceOverrides() TypedMaintenanceOverrideInformer {
+	return &maintenanceOverrideInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }
 
 // MaintenancePlans returns a TypedMaintenancePlanInformer.

@@ -8,6 +8,10 @@ package v1alpha1
 // MaintenanceCampaignLister.
 type MaintenanceCampaignListerExpansion interface{}
 
+// MaintenanceOverrideListerExpansion allows custom methods to be added to
+// MaintenanceOverrideLister.
+type MaintenanceOverrideListerExpansion interface{}
+
 // MaintenancePlanListerExpansion allows custom methods to be added to
 // MaintenancePlanLister.
 type MaintenancePlanListerExpansion interface{}

@@ -15,6 +15,7 @@ import (
 type MaintenanceV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	MaintenanceCampaignsGetter
+	MaintenanceOverridesGetter
 	MaintenancePlansGetter
 }
 
@@ -25,6 +26,10 @@ type MaintenanceV1alpha1Client struct {
 
 func (c *MaintenanceV1alpha1Client) MaintenanceCampaigns() MaintenanceCampaignInterface {
 	return newMaintenanceCampaigns(c)
+}
+
+func (c *MaintenanceV1alpha1Client) MaintenanceOverrides() MaintenanceOverrideInterface {
+	return newMaintenanceOverrides(c)
 }
 
 func (c *MaintenanceV1alpha1Client) MaintenancePlans() MaintenancePlanInterface {

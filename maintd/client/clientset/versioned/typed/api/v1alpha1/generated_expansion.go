@@ -6,4 +6,6 @@ package v1alpha1
 
 type MaintenanceCampaignExpansion interface{}
 
+type MaintenanceOverrideExpansion interface{}
+
 type MaintenancePlanExpansion interface{}

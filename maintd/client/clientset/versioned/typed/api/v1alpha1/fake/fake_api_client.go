@@ -18,6 +18,10 @@ func (c *FakeMaintenanceV1alpha1) MaintenanceCampaigns() v1alpha1.MaintenanceCam
 	return newFakeMaintenanceCampaigns(c)
 }
 
+func (c *FakeMaintenanceV1alpha1) MaintenanceOverrides() v1alpha1.MaintenanceOverrideInterface {
+	return newFakeMaintenanceOverrides(c)
+}
+
 func (c *FakeMaintenanceV1alpha1) MaintenancePlans() v1alpha1.MaintenancePlanInterface {
 	return newFakeMaintenancePlans(c)
 }
