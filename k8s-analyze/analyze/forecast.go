@@ -10,7 +10,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/view"
 )
@@ -117,55 +116,16 @@ type readiness struct {
 }
 
 // forecaster holds what the forecast of every node reads: the placement
-// model and the learned times to Ready, built once.
+// model and the pods' times (timing), built once.
 type forecaster struct {
-	opts ForecastOptions
+	timing
 	// place is the placement model: ForecastOptions.Placement's, else the
 	// snapshot's own; nil for a node-scoped snapshot without one.
 	place *placer
-	// ready are the learned times to Ready by top owner UID.
-	ready map[types.UID]*readiness
-	// fallback is the default readiness.
-	fallback readiness
-	// assumed names the volume times taken by default, "" when none was.
-	assumed string
 }
 
 func newForecaster(x *index, s *view.Snapshot, opts ForecastOptions) *forecaster {
-	f := &forecaster{opts: opts, ready: map[types.UID]*readiness{}}
-	f.opts.Concurrency = cmp.Or(max(f.opts.Concurrency, 0), DefaultConcurrency)
-	f.opts.DefaultReady = min(cmp.Or(max(f.opts.DefaultReady, 0), DefaultReadyTime), maxDuration)
-	f.fallback = readiness{p50: f.opts.DefaultReady, p90: f.opts.DefaultReady}
-	if f.opts.VolumeDetach <= 0 || f.opts.VolumeAttach <= 0 {
-		f.assumed = fmt.Sprintf("%s+%s", cmp.Or(max(f.opts.VolumeDetach, 0), DefaultVolumeDetach), cmp.Or(max(f.opts.VolumeAttach, 0), DefaultVolumeAttach))
-	}
-	f.opts.VolumeDetach = min(cmp.Or(max(f.opts.VolumeDetach, 0), DefaultVolumeDetach), maxDuration)
-	f.opts.VolumeAttach = min(cmp.Or(max(f.opts.VolumeAttach, 0), DefaultVolumeAttach), maxDuration)
-	f.place = placerOf(opts.Placement, x, s)
-	samples := map[*owner][]time.Duration{}
-	for i := range x.pods {
-		p, top := &x.pods[i], x.chains[i].top
-		if top == nil {
-			continue
-		}
-		if _, ok := samples[top]; !ok {
-			samples[top] = nil
-		}
-		if s := p.Scheduling; s != nil && !s.Scheduled.IsZero() && !s.Ready.IsZero() && !s.Ready.Before(&s.Scheduled) {
-			samples[top] = append(samples[top], min(s.Ready.Sub(s.Scheduled.Time), maxDuration))
-		}
-	}
-	for top, ds := range samples {
-		r := &readiness{workload: top.kind + " " + name(top.meta.Namespace, top.meta.Name), samples: len(ds)}
-		if len(ds) == 0 {
-			r.p50, r.p90 = f.fallback.p50, f.fallback.p90
-		} else {
-			slices.Sort(ds)
-			r.p50, r.p90 = quantile(ds, medianPercent), quantile(ds, upperPercent)
-		}
-		f.ready[top.meta.UID] = r
-	}
-	return f
+	return &forecaster{timing: *newTiming(x, opts), place: placerOf(opts.Placement, x, s)}
 }
 
 // item is one pod a drain evicts, as the forecast times it.
@@ -198,15 +158,9 @@ type item struct {
 
 // round is how long the eviction of it holds its budget's unit at the
 // median: until its replacement is Ready, which a ReplicaSet starts at once
-// and a StatefulSet once the pod is gone.
+// and a StatefulSet once the pod is gone (replacementStarts).
 func (it *item) round() time.Duration {
-	if it.move > 0 {
-		return later(later(it.grace, it.move), it.ready.p50)
-	}
-	if it.afterExit {
-		return later(it.grace, it.ready.p50)
-	}
-	return it.ready.p50
+	return later(it.replacementStarts(), it.ready.p50)
 }
 
 // group is a PodDisruptionBudget, or for pods no budget governs their
@@ -281,29 +235,10 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 			cs.add(VerdictUnknown, ReasonWaitCompleted, podSubject(p), "pod %s is not evicted: the drain waits for it to complete, which cannot be judged", p.Name)
 			continue
 		}
-		it := item{st: st, top: c.top, grace: DefaultGrace, ready: &f.fallback}
-		if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
-			it.grace = time.Duration(min(max(*g, 0), int64(maxDuration/time.Second))) * time.Second
-		}
-		if c.top != nil {
-			it.ready = f.ready[c.top.meta.UID]
-		}
-		if len(c.hops) > 0 {
-			first := c.hops[0]
-			it.refills = first.Problem != "missing" && first.Problem != "uid-mismatch"
-			it.placed = placedBy(c)
-			it.afterExit = first.Kind == "StatefulSet"
-		}
+		it := a.timed(&f.timing, st)
 		it.phase = ph.phase
-		if attached, moves := a.vx.volumesOf(p); attached {
-			it.detach = f.opts.VolumeDetach
-			if moves {
-				it.move = it.detach
-				if it.ready.samples == 0 {
-					it.move = later(it.move, f.opts.VolumeAttach)
-				}
-				moving++
-			}
+		if it.move > 0 {
+			moving++
 		}
 		pred := st.verdict.EvictableNow
 		var governing *pdbInfo
@@ -365,7 +300,7 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 		out.P50, out.P90 = &metav1.Duration{}, &metav1.Duration{}
 	default:
 		lag := f.opts.Reaction
-		p50 := fs.sim.run(items, groups, f.opts.Concurrency, func(r *readiness) time.Duration { return r.p50 + lag })
+		p50 := fs.sim.run(items, groups, f.opts.Concurrency, f.readyP50)
 		if p50.stuck >= 0 {
 			g := &groups[p50.stuck]
 			cs.add(VerdictNever, ReasonPDBNeverRefills, g.subject,
@@ -376,7 +311,7 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 		}
 		out.CriticalPath = criticalPath(items, groups, p50)
 		end50 := p50.end
-		p90 := fs.sim.run(items, groups, f.opts.Concurrency, func(r *readiness) time.Duration { return r.p90 + 3*lag })
+		p90 := fs.sim.run(items, groups, f.opts.Concurrency, f.readyP90)
 		// Greedy scheduling is not monotone in the durations: p90 is
 		// never told below p50.
 		end50 += lag
@@ -649,13 +584,7 @@ func (s *sim) run(items []item, groups []group, concurrency int, ready func(*rea
 			if avail[g] > 0 {
 				avail[g]--
 				if it.refills {
-					from := now
-					switch {
-					case it.move > 0:
-						from = later(r.gone[i], it.move)
-					case it.afterExit:
-						from = r.gone[i]
-					}
+					from := later(now, it.replacementStarts())
 					s.events = append(s.events, event{at: later(from, ready(it.ready)), group: g, units: 1})
 				}
 			}
