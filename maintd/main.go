@@ -15,9 +15,11 @@ import (
 	"github.com/urfave/cli/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	autoscalingv2client "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
 	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
@@ -149,7 +151,8 @@ func run(c *cli.Context) error {
 	}
 	defer stopEvents()
 	ctrl = controller.New(controller.Config{
-		Clients: client.Clients, Plans: client.plans.MaintenancePlans(), Campaigns: client.plans.MaintenanceCampaigns(), Poster: poster, Selector: sel,
+		Clients: client.Clients, Plans: client.plans.MaintenancePlans(), Campaigns: client.plans.MaintenanceCampaigns(),
+		Overrides: client.plans.MaintenanceOverrides(), Poster: poster, Selector: sel,
 		MaxNodes: c.Int("max-nodes-in-maintenance"), Log: log, Events: recorder, Pause: pause,
 		Metrics: m, QueueMetrics: metrics.NewWorkqueue(reg),
 	})
@@ -206,7 +209,7 @@ func newClients(cfg *rest.Config) (*clients, error) {
 		return nil, err
 	}
 	c := &clients{}
-	var errs [9]error
+	var errs [10]error
 	c.Core, errs[0] = corev1client.NewForConfigAndClient(cfg, hc)
 	c.Apps, errs[1] = appsv1client.NewForConfigAndClient(cfg, hc)
 	c.Batch, errs[2] = batchv1client.NewForConfigAndClient(cfg, hc)
@@ -216,6 +219,7 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	c.plans, errs[6] = maintenancev1alpha1.NewForConfigAndClient(kubeclient.JSON(cfg), hc)
 	c.Autoscaling, errs[7] = autoscalingv2client.NewForConfigAndClient(cfg, hc)
 	c.Storage, errs[8] = storagev1client.NewForConfigAndClient(cfg, hc)
+	c.Authorization, errs[9] = authorizationv1client.NewForConfigAndClient(cfg, hc)
 	return c, errors.Join(errs[:]...)
 }
 
@@ -227,6 +231,9 @@ func eventRecorder(ctx context.Context, client eventsv1client.EventsV1Interface)
 		return nil, nil, err
 	}
 	if err := appsv1.AddToScheme(sch); err != nil {
+		return nil, nil, err
+	}
+	if err := policyv1.AddToScheme(sch); err != nil {
 		return nil, nil, err
 	}
 	if err := api.AddToScheme(sch); err != nil {

@@ -146,7 +146,7 @@ func slim(obj any) (any, error) {
 // sources are the informers of the built-in kinds whose events wake plans
 // and campaigns (wakeups.go); the pause switch's is nil without a switch.
 type sources struct {
-	node, pod, pdb, rs, dep, sts, ds, job, cron, pv, pvc, hpa, va, ns, pause cache.SharedIndexInformer
+	node, pod, pdb, rs, dep, sts, ds, job, cron, pv, pvc, hpa, va, ns, pause, override cache.SharedIndexInformer
 }
 
 // makeCaches makes the informers and listers of every kind maintd reads.
@@ -179,6 +179,7 @@ func (c *Controller) makeCaches() sources {
 	c.attachments = s.va.GetIndexer()
 	s.ns = informer(c, cl.Core.Namespaces(), &corev1.Namespace{}, cache.Indexers{})
 	c.namespaces = corelisters.NewNamespaceLister(s.ns.GetIndexer())
+	s.override = c.overrideInformer()
 	c.nodes = corelisters.NewNodeLister(s.node.GetIndexer())
 	c.pods = podCache{s.pod.GetIndexer()}
 	c.pdbs = policylisters.NewPodDisruptionBudgetLister(s.pdb.GetIndexer())

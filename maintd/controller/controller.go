@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	autoscalingv2client "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
 	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -58,6 +59,9 @@ type Clients struct {
 	// Storage reads the VolumeAttachments: a plan is Drained once the
 	// volumes of its pods have detached from the node.
 	Storage storagev1client.StorageV1Interface
+	// Authorization asks whether maintd may delete pods (break-glass);
+	// nil: it may not.
+	Authorization authorizationv1client.AuthorizationV1Interface
 }
 
 // Config is what a Controller needs.
@@ -71,6 +75,8 @@ type Config struct {
 	// Campaigns is the MaintenanceCampaign client (nil: campaigns are not
 	// run).
 	Campaigns maintenancev1alpha1.MaintenanceCampaignInterface
+	// Overrides is the MaintenanceOverride client (nil: no break-glass).
+	Overrides maintenancev1alpha1.MaintenanceOverrideInterface
 	// Poster sends evictions (one call each, no hidden retries).
 	Poster evict.Poster
 	// Selector selects the plans this maintd runs (empty: all).
@@ -175,6 +181,11 @@ type Controller struct {
 	volumeTimes *volumeTimes
 	// pause holds the pause ConfigMap, if it exists (nil: no switch).
 	pause cache.Store
+	// overrides are the MaintenanceOverrides, by plan (byPlan); nil
+	// without Config.Overrides. access caches maintd's right to delete
+	// pods, by namespace.
+	overrides cache.Indexer
+	access    accessCache
 
 	mu sync.Mutex
 	// observers bounds the observations made at once (snapshots,

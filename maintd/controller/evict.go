@@ -45,6 +45,9 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 			answers[i].Result = res
 			continue
 		}
+		if t.Ledgered {
+			continue // its eviction was refused before its entry was written: the DELETE alone is sent again (forceDeletes)
+		}
 		c.interleave()
 		if until := c.throttle(); !dry && c.cfg.Now().Before(until) {
 			// Another plan met a throttle after this decision was made:
@@ -78,7 +81,14 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 		})
 	}
 	wg.Wait()
-	if !dry && allAccepted(answers) {
+	var forced map[int]string
+	if !dry {
+		var err error
+		if forced, err = c.forceDeletes(ctx, p, answers); err != nil {
+			c.cfg.Log.Error("force-delete: the ledger was not written, nothing deleted", "plan", p.Name, "error", err)
+		}
+	}
+	if !dry && allAccepted(answers) && !hasForce(dec.Targets) {
 		q := p.DeepCopy()
 		q.Status = drain.Record(p, p.Status, answers, c.cfg.Now())
 		c.mu.Lock()
@@ -91,8 +101,23 @@ func (c *Controller) evict(ctx context.Context, p *api.MaintenancePlan, dec drai
 		if dry {
 			return drain.RecordDryRun(q, q.Status, answers, c.cfg.Now())
 		}
-		return drain.Record(q, q.Status, answers, c.cfg.Now())
+		st := drain.Record(q, q.Status, answers, c.cfg.Now())
+		for i, outcome := range forced {
+			st = drain.Settled(st, answers[i].Target.UID, outcome, c.cfg.Now())
+		}
+		return st
 	})
+}
+
+// hasForce reports whether any target is a forced one: its outcome is
+// written at once, not deferred.
+func hasForce(ts []drain.Target) bool {
+	for _, t := range ts {
+		if t.Force != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // allAccepted reports whether every answer is an accepted request or a pod

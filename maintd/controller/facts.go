@@ -2,6 +2,7 @@ package controller
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -95,7 +96,7 @@ func (c *Controller) observe(p *api.MaintenancePlan, now time.Time) (drain.Facts
 			}
 			f.PDBs[b.Namespace+"/"+b.Name] = drain.PDB{ResourceVersion: b.ResourceVersion, Generation: b.Generation,
 				ObservedGeneration: b.Status.ObservedGeneration, DisruptionsAllowed: b.Status.DisruptionsAllowed,
-				CurrentHealthy: b.Status.CurrentHealthy, DesiredHealthy: b.Status.DesiredHealthy, DisruptedPods: disrupted}
+				CurrentHealthy: b.Status.CurrentHealthy, DesiredHealthy: b.Status.DesiredHealthy, ExpectedPods: b.Status.ExpectedPods, DisruptedPods: disrupted}
 		}
 	}
 	if node != nil {
@@ -108,6 +109,11 @@ func (c *Controller) observe(p *api.MaintenancePlan, now time.Time) (drain.Facts
 		}
 		f.Attachments, f.Groups = analyze.NodeVolumes(s, node.Name, drain.Rules(p.Spec.DrainRules))
 		if err := c.surgeOwners(p, &f); err != nil {
+			return f, err
+		}
+		// A right checked live (bounded by the request timeout), cached:
+		// observe runs outside the decisions' shared lock.
+		if err := c.overrideFacts(context.Background(), p, &f); err != nil {
 			return f, err
 		}
 		if !drain.Final(&p.Status) && p.DeletionTimestamp == nil && !p.Spec.Release {
@@ -212,7 +218,11 @@ func before(a, b *api.MaintenancePlan) bool {
 }
 
 func podFact(p *cachedPod) drain.Pod {
-	return drain.Pod{Namespace: p.Namespace, Name: p.Name, Terminating: p.DeletionTimestamp != nil}
+	f := drain.Pod{Namespace: p.Namespace, Name: p.Name, Terminating: p.DeletionTimestamp != nil, Labels: p.Labels, GracePeriodSeconds: 30}
+	if g := p.TerminationGracePeriodSeconds; g != nil {
+		f.GracePeriodSeconds = *g
+	}
+	return f
 }
 
 // workloadUID is the current UID of a listed workload, "" when it does not

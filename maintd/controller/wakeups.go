@@ -245,6 +245,9 @@ func (c *Controller) handleEvents(s sources) {
 	if s.pause != nil {
 		on(s.pause, c.paused)
 	}
+	if s.override != nil {
+		on(s.override, c.overrideChanged)
+	}
 }
 
 // replicasOf is what the analysis reads of an owner's status: its replicas

@@ -91,6 +91,12 @@ type Facts struct {
 	// Groups are the drain groups of the node's pods, in the order they go
 	// (analyze.DrainOrder with the plan's rules).
 	Groups []analyze.DrainGroup
+	// Overrides are the MaintenanceOverrides for the plan (by name, and by
+	// UID when they pin it); MayDelete says, by namespace, whether maintd
+	// may delete pods there (its own SelfSubjectAccessReview): the
+	// break-glass component grants it.
+	Overrides []api.MaintenanceOverride
+	MayDelete map[string]bool
 }
 
 // Wave is the wave of a campaign's plan: its plans cordon their nodes
@@ -125,6 +131,10 @@ type Pause struct {
 type Pod struct {
 	Namespace, Name string
 	Terminating     bool
+	// Labels and GracePeriodSeconds are what a forced delete reads: an
+	// override's selector, and the grace period the DELETE carries.
+	Labels             map[string]string
+	GracePeriodSeconds int64
 }
 
 // PDB is one PodDisruptionBudget's status as the cache shows it.
@@ -135,6 +145,7 @@ type PDB struct {
 	DisruptionsAllowed int32
 	CurrentHealthy     int32
 	DesiredHealthy     int32
+	ExpectedPods       int32
 	// DisruptedPods are the pod names the API server counts as evicted and
 	// not yet gone.
 	DisruptedPods map[string]bool
@@ -169,6 +180,13 @@ type Target struct {
 	// been applied; the controller reads the pod from the API server, not
 	// the cache, and sends nothing when it is gone or going.
 	Live bool
+	// Force, set for a pod no budget allows and an override covers, is its
+	// ledger entry: where the Eviction API still refuses, the controller
+	// writes it (Ledger) and then deletes the pod. Ledgered: the entry is
+	// written already (its DELETE was never answered): the pod, read
+	// live, is deleted without another eviction or entry.
+	Force    *api.ForcedDelete
+	Ledgered bool
 }
 
 // Decision is Decide's answer.
@@ -315,6 +333,13 @@ type decider struct {
 	// of its drain (the slot's freeing wakes it, and it decides afresh).
 	waits  waits.Set
 	parked bool
+	// Break-glass (breakglass.go): the plan's overrides; pastDeadline, the
+	// deadline passed with overrides to act; noForce, why an override
+	// could not serve a pod; disabled, maintd may not delete pods.
+	overrides    []*overrideState
+	pastDeadline bool
+	noForce      []string
+	disabled     bool
 }
 
 func (d *decider) set(phase api.Phase, reason api.Reason, format string, args ...any) {
@@ -367,9 +392,15 @@ func (d *decider) decide() {
 				d.spec.Deadline, ep.StartedAt.UTC().Format(time.RFC3339), ep.Deadline.UTC().Format(time.RFC3339), d.spec.NodeName, why)
 			return
 		}
-		d.set(api.Failed, api.DeadlineExceeded, "the plan's deadline %s passed (started %s, deadline %s); %d of %d pods evicted; the node stays cordoned: delete the plan to uncordon it",
-			d.spec.Deadline, ep.StartedAt.UTC().Format(time.RFC3339), ep.Deadline.UTC().Format(time.RFC3339), d.st.Pods.Evicted, d.st.Pods.Total)
-		return
+		if len(d.f.Overrides) == 0 && len(d.st.Forced) == 0 {
+			d.set(api.Failed, api.DeadlineExceeded, "the plan's deadline %s passed (started %s, deadline %s); %d of %d pods evicted; the node stays cordoned: delete the plan to uncordon it",
+				d.spec.Deadline, ep.StartedAt.UTC().Format(time.RFC3339), ep.Deadline.UTC().Format(time.RFC3339), d.st.Pods.Evicted, d.st.Pods.Total)
+			return
+		}
+		// Overrides name the plan: past its deadline they act on the pods
+		// the budgets refuse (breakglass.go); the plan is Blocked, not
+		// Failed, when none is left to serve them.
+		d.pastDeadline = true
 	}
 	if pz := d.f.Pause; pz != nil {
 		// Paused: the plan holds where it is (a cordon made stays, the

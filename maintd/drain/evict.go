@@ -38,6 +38,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		d.waits.Add(waits.PDBs, a.Namespace) // its PDB is the one the API answered with, or none yet
 	}
 	waiting := d.settle()
+	d.breakGlass()
 	recovered := d.liftCooldowns()
 	d.count(pods)
 
@@ -93,6 +94,9 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 			d.waits.Add(waits.PDB, key)
 		}
 		if c := d.cooldown(key); key != "" && c != nil {
+			if budgetWait(c.Reason) && d.force(v, key, &slots) {
+				continue
+			}
 			held = append(held, fmt.Sprintf("%s: %s", key, c.Message))
 			waitReason = cmpReason(waitReason, c.Reason)
 			d.recheck(c)
@@ -105,6 +109,9 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 				return
 			}
 			d.wait(key, reason, pred.Message)
+			if budgetWait(reason) && d.force(v, key, &slots) {
+				continue
+			}
 			held = append(held, fmt.Sprintf("%s: %s", key, pred.Message))
 			waitReason = cmpReason(waitReason, reason)
 			continue
@@ -117,6 +124,9 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 					msg = fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pred.PDB, pdb.DesiredHealthy, pdb.CurrentHealthy)
 				}
 				d.wait(key, api.BudgetExhausted, msg)
+				if unreflected[key]+picked[key] == 0 && d.force(v, key, &slots) {
+					continue
+				}
 				held = append(held, key+": "+msg)
 				waitReason = cmpReason(waitReason, api.BudgetExhausted)
 				continue
@@ -160,6 +170,9 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 			names[i] = t.Namespace + "/" + t.Name
 		}
 		d.set(api.Draining, api.EvictionRequested, "evicting %s", strings.Join(names, ", "))
+		if forced := forcedNames(d.dec.Targets); forced != "" {
+			d.set(api.Draining, api.ForcingDeletes, "evicting %s; %s", strings.Join(names, ", "), forced)
+		}
 	case recovered != "" && len(held) == 0:
 		// Nothing picked, nothing else waited on: say what changed, and
 		// look again at once.
@@ -167,6 +180,9 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		d.dec.Requeue = time.Nanosecond
 	case len(waiting) > 0:
 		d.set(api.Draining, api.WaitingForPodExit, "waiting for %s to exit", strings.Join(waiting, ", "))
+	case len(held) > 0 && d.pastDeadline && inFlight == 0:
+		slices.Sort(held)
+		d.spent(held)
 	case len(held) > 0:
 		slices.Sort(held)
 		if pending := d.surgePending(waited); pending != "" {
@@ -187,6 +203,10 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		}
 	}
 }
+
+// budgetWait reports whether a wait is a budget's refusal, the one an
+// override may break.
+func budgetWait(r api.Reason) bool { return r == api.BudgetExhausted }
 
 // blocking reports whether a cooldown reason holds the plan in Blocked.
 func blocking(r api.Reason) bool {

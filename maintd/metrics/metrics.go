@@ -29,6 +29,9 @@ type Metrics struct {
 	// DecisionLock is how long each decision holds the lock shared by
 	// every plan's and campaign's decision, by kind (plan, campaign).
 	DecisionLock *prometheus.HistogramVec
+	// ForcedDeletes counts the DELETEs sent under a MaintenanceOverride
+	// (break-glass), by classified outcome.
+	ForcedDeletes *prometheus.CounterVec
 }
 
 // Plan is one cached plan as the per-plan series show it.
@@ -63,8 +66,10 @@ func New(reg prometheus.Registerer, plans func() []Plan) *Metrics {
 		DecisionLock: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "decision_lock_seconds",
 			Help:    "Time one decision holds the lock that every plan's and campaign's decision shares (the slots, the evictions in flight, the throttles), by kind (plan, campaign).",
 			Buckets: []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}}, []string{"kind"}),
+		ForcedDeletes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "forced_deletes_total",
+			Help: "Pod DELETEs sent under a MaintenanceOverride (break-glass), each after its ledger entry, by classified outcome (accepted-not-gone, gone, unknown)."}, []string{"outcome"}),
 	}
-	reg.MustRegister(m.Evictions, m.Cooldowns, m.Reconcile, m.Leader, m.Requests, m.Paused, m.CampaignPaused, m.DecisionLock, planCollector{plans})
+	reg.MustRegister(m.Evictions, m.Cooldowns, m.Reconcile, m.Leader, m.Requests, m.Paused, m.CampaignPaused, m.DecisionLock, m.ForcedDeletes, planCollector{plans})
 	return m
 }
 

@@ -43,6 +43,9 @@ const (
 	// Others: what one plan's decision reads of the others changed (their
 	// evictions in flight, a throttle, whether they can act).
 	Others On = "others"
+	// Overrides, Key a plan's name: a MaintenanceOverride for it came,
+	// changed or went.
+	Overrides On = "overrides"
 	// Pause, Key "" for the cluster-wide switch or a campaign's name for
 	// its breaker: it was set or lifted.
 	Pause On = "pause"

@@ -33,6 +33,11 @@ type MaintenancePlan struct {
 	Status MaintenancePlanStatus `json:"status,omitempty"`
 }
 
+// CreatedByAnnotation names the requester of a plan or a campaign, as the
+// API server names the user; admission (deploy/admission.yaml) pins it to
+// the user who creates the object, and it never changes.
+const CreatedByAnnotation = "maintenance.sentinel.dev/created-by"
+
 // MaintenancePlanSpec says which node, which workloads may be disrupted, and
 // within which bounds.
 //
