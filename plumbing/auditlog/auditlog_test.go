@@ -114,6 +114,8 @@ func TestCordon(t *testing.T) {
 	}{
 		{"patch", `{"spec":{"unschedulable":false},"metadata":{"annotations":{"maintenance.sentinel.dev/cordon-owner":null}}}`, NodeChange{Unschedulable: &fa, Owner: &none}, true},
 		{"patch", `{"metadata":{"labels":{"a":"b"}}}`, NodeChange{}, true},
+		{"patch", `{"spec":{"unschedulable":null}}`, NodeChange{Unschedulable: &fa}, true},
+		{"patch", `{"spec":{"unschedulable":"yes"}}`, NodeChange{}, false},
 		{"patch", `[{"op":"replace","path":"/spec/unschedulable","value":true},{"op":"add","path":"/metadata/annotations/maintenance.sentinel.dev~1cordon-owner","value":"bob"}]`, NodeChange{Unschedulable: &tr, Owner: &bob}, true},
 		{"patch", `[{"op":"remove","path":"/spec/unschedulable"}]`, NodeChange{Unschedulable: &fa}, true},
 		{"update", `{"kind":"Node","metadata":{"name":"n"},"spec":{}}`, NodeChange{Unschedulable: &fa, Owner: &none}, true},

@@ -25,7 +25,8 @@ type NodeChange struct {
 // Cordon is what a node write does to the node's cordon. ok is false when
 // the body was not logged (level Metadata) or cannot be read. A merge or
 // strategic-merge patch is an object in which an absent field is
-// unchanged and null removes it; a JSON patch (an array of operations) is
+// unchanged and null removes it (spec.unschedulable null is false, as
+// kubectl uncordon sends it); a JSON patch (an array of operations) is
 // read for /spec/unschedulable and the owner annotation; an UPDATE sends
 // the whole node, so an absent field is false or removed.
 func (e *Event) Cordon() (c NodeChange, ok bool) {
@@ -40,9 +41,7 @@ func (e *Event) Cordon() (c NodeChange, ok bool) {
 		Metadata *struct {
 			Annotations map[string]*string `json:"annotations"`
 		} `json:"metadata"`
-		Spec *struct {
-			Unschedulable *bool `json:"unschedulable"`
-		} `json:"spec"`
+		Spec map[string]json.RawMessage `json:"spec"`
 	}
 	if err := json.Unmarshal(body, &o); err != nil {
 		return c, false
@@ -51,8 +50,16 @@ func (e *Event) Cordon() (c NodeChange, ok bool) {
 		f, none := false, ""
 		c.Unschedulable, c.Owner = &f, &none
 	}
-	if o.Spec != nil && o.Spec.Unschedulable != nil {
-		c.Unschedulable = o.Spec.Unschedulable
+	if v, in := o.Spec["unschedulable"]; in {
+		// null removes the field: false (kubectl uncordon sends that).
+		var b *bool
+		if json.Unmarshal(v, &b) != nil {
+			return NodeChange{}, false
+		}
+		if b == nil {
+			b = new(bool)
+		}
+		c.Unschedulable = b
 	}
 	if o.Metadata != nil {
 		if v, in := o.Metadata.Annotations[CordonOwnerAnnotation]; in {
