@@ -29,6 +29,7 @@ import (
 const (
 	requesterPolicy = "sentinel-maintenance-requester"
 	ownerPolicy     = "sentinel-maintd-owner-writes"
+	overridePolicy  = "sentinel-maintenance-override"
 	createdBy       = "maintenance.sentinel.dev/created-by" // kubectl-maint's plan.CreatedByAnnotation
 )
 
@@ -39,12 +40,13 @@ const (
 // user noevict) may ask for a plan or a campaign only what they may do
 // themselves, under their own name, which never changes; maintd may change
 // Deployments and ReplicaSets only in their replica count and its surge
-// annotations.
+// annotations; a break-glass override is approved only under its
+// creator's own name, by someone who may delete its pods themselves.
 func TestAdmission(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	kubectl(t, ctx, "apply", "-k", ".", "--server-side")
-	kubectl(t, ctx, "wait", "--for=condition=Established", "crd/maintenanceplans.maintenance.sentinel.dev", "crd/maintenancecampaigns.maintenance.sentinel.dev", "--timeout=60s")
+	waitCRDs(t, ctx)
 	admin := cp.Clientset(controlplane.Admin)
 
 	nsA, err := cp.Namespace(ctx, "adm-a")
@@ -227,6 +229,110 @@ func TestAdmission(t *testing.T) {
 	})
 
 	t.Run("maintd writes owners", func(t *testing.T) { maintdOwnerWrites(t, ctx, admin, nsA) })
+	t.Run("overrides", func(t *testing.T) { overrideAdmission(t, ctx, admin, nsA, nsX) })
+}
+
+// overrideAdmission: a MaintenanceOverride is admitted only under its
+// creator's own name, and only where its approver may delete pods
+// themselves; the CRD bounds its duration and refuses any change of its
+// spec, not of its metadata. The user noevict may delete pods in nsA, not
+// in nsX.
+func overrideAdmission(t *testing.T, ctx context.Context, admin kubernetes.Interface, nsA, nsX string) {
+	user := string(controlplane.NoEvict)
+	grant(t, ctx, admin, "", "adm-overrides", rbacv1.PolicyRule{APIGroups: []string{api.SchemeGroupVersion.Group},
+		Resources: []string{"maintenanceoverrides"}, Verbs: []string{"create", "get", "delete"}})
+	grant(t, ctx, admin, nsA, "adm-delete-pods", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"delete"}})
+	adminOverrides, userOverrides := overrideClient(t, controlplane.Admin), overrideClient(t, controlplane.NoEvict)
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	policyActive(t, ctx, func() error {
+		_, err := adminOverrides.Create(ctx, override("adm-probe", user, time.Hour, nsA), dry)
+		return err
+	}, overridePolicy)
+
+	why := ": an override lets maintd delete only pods its approver may delete"
+	_, err := userOverrides.Create(ctx, override("adm-forged", "admin", time.Hour, nsA), metav1.CreateOptions{})
+	refused(t, err, overridePolicy, "spec.approvedBy names admin as the approver, but user noevict creates this override: "+
+		"an approver approves under their own name (kubectl auth whoami), and nobody for another")
+	_, err = userOverrides.Create(ctx, override("adm-x", user, time.Hour, nsA, nsX), metav1.CreateOptions{})
+	refused(t, err, overridePolicy, "user noevict may not delete pods in namespace "+nsX+why)
+	_, err = userOverrides.Create(ctx, override("adm-x", user, time.Hour, nsX, nsA, nsX), metav1.CreateOptions{})
+	refused(t, err, overridePolicy, "user noevict may not delete pods in namespace "+nsX+why)
+	_, err = userOverrides.Create(ctx, override("adm-six", user, time.Hour, nsA, "n2", "n3", "n4", "n5", "n6"), dry)
+	refused(t, err, overridePolicy, "user noevict may not delete pods cluster-wide, as spec.pods names more than 5 namespaces"+why)
+	// Admin may delete pods everywhere: approving for X is theirs.
+	if _, err := adminOverrides.Create(ctx, override("adm-x", "admin", time.Hour, nsA, nsX), dry); err != nil {
+		t.Errorf("admin's override in %s and %s: %v", nsA, nsX, err)
+	}
+
+	// The CRD: at most 1h, even for an approver the policy admits.
+	_, err = userOverrides.Create(ctx, override("adm-long", user, 2*time.Hour, nsA), metav1.CreateOptions{})
+	invalid(t, err, "spec.duration", "an override lasts more than 0s and at most 1h")
+
+	o, err := userOverrides.Create(ctx, override("adm-a", user, time.Hour, nsA, nsA), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("an override in %s, approved by %s: %v", nsA, user, err)
+	}
+	defer func() {
+		if err := adminOverrides.Delete(context.WithoutCancel(ctx), o.Name, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	}()
+	if o.Spec.ApprovedBy != user {
+		t.Errorf("approvedBy %q, want %q", o.Spec.ApprovedBy, user)
+	}
+	// Immutable, even for an admin; its metadata is not.
+	mc, err := maintenancev1alpha1.NewForConfig(cp.Config(controlplane.Admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := func(body string) error {
+		return mc.RESTClient().Patch(types.MergePatchType).Resource("maintenanceoverrides").Name(o.Name).Body([]byte(body)).Do(ctx).Error()
+	}
+	invalid(t, patch(`{"spec":{"reason":"another"}}`), "spec", "an override is immutable: delete it and approve a new one")
+	invalid(t, patch(`{"spec":{"approvedBy":"admin"}}`), "spec", "an override is immutable: delete it and approve a new one")
+	if err := patch(`{"metadata":{"labels":{"ticket":"inc-1"}}}`); err != nil {
+		t.Errorf("a label on an override: %v", err)
+	}
+}
+
+func override(name, approver string, d time.Duration, namespaces ...string) *api.MaintenanceOverride {
+	var pods []api.OverridePods
+	for _, ns := range namespaces {
+		pods = append(pods, api.OverridePods{Namespace: ns, Workload: "StatefulSet/db"})
+	}
+	return &api.MaintenanceOverride{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: api.MaintenanceOverrideSpec{Plan: "adm-x", ApprovedBy: approver,
+		Reason: "INC-1: the budget of db never allows", Duration: metav1.Duration{Duration: d}, Pods: pods, MaxPods: 1}}
+}
+
+func overrideClient(t *testing.T, user controlplane.User) maintenancev1alpha1.MaintenanceOverrideInterface {
+	t.Helper()
+	mc, err := maintenancev1alpha1.NewForConfig(cp.Config(user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mc.MaintenanceOverrides()
+}
+
+// invalid: err is the CRD's refusal (422) of field, with message want.
+func invalid(t *testing.T, err error, field, want string) {
+	t.Helper()
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsInvalid(err) {
+		t.Errorf("%v, want invalid: %s: %s", err, field, want)
+		return
+	}
+	var causes []string
+	details := status.Status().Details
+	if details == nil {
+		details = &metav1.StatusDetails{}
+	}
+	for _, c := range details.Causes {
+		if c.Field == field && strings.HasSuffix(c.Message, ": "+want) {
+			return
+		}
+		causes = append(causes, c.Field+": "+c.Message)
+	}
+	t.Errorf("refused with %q, want %s: %s", causes, field, want)
 }
 
 // maintdOwnerWrites: maintd's ServiceAccount may change a Deployment or a
