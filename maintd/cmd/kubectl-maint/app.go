@@ -29,6 +29,9 @@ func app() *cli.App {
 			"kubectl maint status [NODE|PLAN] [-w|--exit-code] [-o json|yaml]",
 			"kubectl maint preflight NODE [--workloads ...|--all-workloads] [--accept RISK]... [--surge] [-o table|json|yaml]",
 			"kubectl maint retry CAMPAIGN NODE... [-o json|yaml]",
+			"kubectl maint override PLAN -n NAMESPACE (--workload KIND/NAME...|-l SELECTOR) --max-pods N --reason TEXT",
+			"                         [--max-per-pdb N] [--for 30m] [--act-after deadline|forecast] [--name NAME] [--dry-run none|client|server] [-o json|yaml]",
+			"kubectl maint verify --audit-log FILE [--plans FILE] [--maintd-user USER]",
 		},
 		Doc: doc,
 		Examples: []command.Example{
@@ -40,10 +43,12 @@ func app() *cli.App {
 			{Comment: "The work is done: uncordon node-1 and delete its plan", Command: "kubectl maint uncordon node-1"},
 			{Comment: "Every plan on one screen, then one in detail", Command: "kubectl maint status && kubectl maint status node-1"},
 			{Comment: "Drain node-17 of campaign pool-b-kernel again, its plan having been deleted before it ended", Command: "kubectl maint retry pool-b-kernel node-17"},
+			{Comment: "Break glass (a second person): maintd may delete db's pods of plan node-1-x7k2p that its budget never lets it evict, at most 1, for 30m after the deadline", Command: "kubectl maint override node-1-x7k2p -n shop --workload StatefulSet/db --max-pods 1 --reason 'INC-2231: node-1 must go'"},
+			{Comment: "Check from the API server's audit log that every pod maintd deleted was in a ledger first, and approved", Command: "kubectl maint verify --audit-log /var/log/kubernetes/audit.log"},
 		},
 		ExitCodes: []command.ExitCode{
-			{Code: exitcode.OK, Meaning: "drained (drain, status -w), completed (uncordon), low risk (preflight), shown (status, whatever the plan's phase), listed (retry)"},
-			{Code: exitcode.Error, Meaning: "bad flags or arguments, an unknown node, no cluster, the CRD missing, a node retry refuses: nothing written, nothing on stdout"},
+			{Code: exitcode.OK, Meaning: "drained (drain, status -w), completed (uncordon), low risk (preflight), shown (status, whatever the plan's phase), listed (retry), created (override), all match (verify)"},
+			{Code: exitcode.Error, Meaning: "bad flags or arguments, an unknown node, no cluster, the CRD missing, a node retry refuses, an override approved by the plan's requester: nothing written, nothing on stdout; a mismatch (verify, listed on stdout)"},
 			{Code: exitcode.NotNow, Meaning: "still waiting when --timeout ended or at Ctrl-C (the plan goes on); on its way (status --exit-code); medium risk (preflight)"},
 			{Code: exitcode.Blocked, Meaning: "the plan is Blocked or Failed, the reason on stderr (status --exit-code: on stdout); high risk or a plan that would block (preflight)"},
 		},
@@ -51,7 +56,7 @@ func app() *cli.App {
 			{Path: "docs/maintd.md", What: "maintd in a cluster: install, privileges, metrics, alerts, events"},
 			{Path: "maintd/cmd/kubectl-maint/kubectl_complete-maint", What: "kubectl's plugin completion (kubectl maint <TAB>), installed next to kubectl-maint by make build"},
 		},
-		Commands: []*cli.Command{drainCommand(), uncordonCommand(), statusCommand(), preflightCommand(), retryCommand(), completeCommand()},
+		Commands: []*cli.Command{drainCommand(), uncordonCommand(), statusCommand(), preflightCommand(), retryCommand(), overrideCommand(), verifyCommand(), completeCommand()},
 	}.App()
 }
 

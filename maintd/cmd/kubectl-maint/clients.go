@@ -19,12 +19,13 @@ import (
 )
 
 // clients are the typed clients of the groups kubectl-maint uses, sharing
-// one connection pool: the built-in kinds in protobuf, the plans and
-// campaigns (custom resources) in JSON.
+// one connection pool: the built-in kinds in protobuf, the plans,
+// campaigns and overrides (custom resources) in JSON.
 type clients struct {
 	cfg       *rest.Config
 	plans     maintenancev1alpha1.MaintenancePlanInterface
 	campaigns maintenancev1alpha1.MaintenanceCampaignInterface
+	overrides maintenancev1alpha1.MaintenanceOverrideInterface
 	core      corev1client.CoreV1Interface
 	policy    policyv1client.PolicyV1Interface
 	events    eventsv1client.EventsV1Interface
@@ -51,7 +52,7 @@ func newClients(c *cli.Context) (*clients, error) {
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	cl.plans, cl.campaigns = mc.MaintenancePlans(), mc.MaintenanceCampaigns()
+	cl.plans, cl.campaigns, cl.overrides = mc.MaintenancePlans(), mc.MaintenanceCampaigns(), mc.MaintenanceOverrides()
 	return cl, nil
 }
 

@@ -77,6 +77,22 @@ func planNodes(ctx context.Context, cl *clients, _ []string) []string {
 	return out
 }
 
+// planNames are the names of the plans that are not Completed.
+func planNames(ctx context.Context, cl *clients, _ []string) []string {
+	list, err := cl.plans.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for i := range list.Items {
+		if p := &list.Items[i]; plan.Live(p) {
+			out = append(out, p.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // planNodesAndNames are the plans' names and their nodes.
 func planNodesAndNames(ctx context.Context, cl *clients, _ []string) []string {
 	list, err := cl.plans.List(ctx, metav1.ListOptions{})
@@ -232,4 +248,5 @@ func retryNames(ctx context.Context, cl *clients, args []string) []string {
 // nameSources are the names each verb's argument takes.
 var nameSources = map[string]names{
 	"drain": nodeNames, "preflight": nodeNames, "uncordon": planNodes, "status": planNodesAndNames, "retry": retryNames,
+	"override": planNames,
 }

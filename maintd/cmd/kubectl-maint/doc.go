@@ -17,6 +17,9 @@
 //	status     every plan on one screen, or one in detail; -w follows it
 //	preflight  what a plan for NODE would do, judged now, writing nothing
 //	retry      drain nodes of a campaign again: list them in its spec.retry
+//	override   break-glass: a second person lets maintd delete a plan's pods
+//	           that no PodDisruptionBudget lets it evict (MaintenanceOverride)
+//	verify     replay the API server's audit log against the plans' ledgers
 //
 // "kubectl maint VERB --help" shows each verb's options. Flags may follow
 // the verb's arguments. Progress goes to stderr: the steps of the plan's

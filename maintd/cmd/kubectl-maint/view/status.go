@@ -19,7 +19,7 @@ import (
 type CreatedBy func(*api.MaintenancePlan) string
 
 // Table writes one line per plan: name, node, phase and reason,
-// evicted/total, for how long the phase has lasted, the ETA, age and who
+// evicted/total (and "+N forced": pods deleted under an override), for how long the phase has lasted, the ETA, age and who
 // created it.
 func Table(w io.Writer, plans []api.MaintenancePlan, by CreatedBy, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
@@ -39,8 +39,12 @@ func Table(w io.Writer, plans []api.MaintenancePlan, by CreatedBy, now time.Time
 		case !f.ETA.IsZero():
 			eta = f.ETA.Local().Format(time.TimeOnly)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", p.Name, p.Spec.NodeName, cmp.Or(string(st.Phase), "-"), cmp.Or(string(st.Reason), "-"),
-			st.Pods.Evicted, st.Pods.Total, since, eta, Duration(now.Sub(p.CreationTimestamp.Time)), cmp.Or(by(p), "-"))
+		evicted := fmt.Sprintf("%d/%d", st.Pods.Evicted, st.Pods.Total)
+		if n := len(st.Forced); n > 0 {
+			evicted += fmt.Sprintf(" +%d forced", n)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Spec.NodeName, cmp.Or(string(st.Phase), "-"), cmp.Or(string(st.Reason), "-"),
+			evicted, since, eta, Duration(now.Sub(p.CreationTimestamp.Time)), cmp.Or(by(p), "-"))
 	}
 	return tw.Flush()
 }
@@ -142,6 +146,9 @@ func Detail(w io.Writer, p *api.MaintenancePlan, by CreatedBy, pdbs map[string]*
 			row("Detaching", "%s: %s, waiting %s", what, why, Duration(now.Sub(d.Since.Time)))
 		}
 	}
+	for _, f := range st.Forced {
+		row("Forced", "%s", forced(f, now))
+	}
 	for _, v := range st.DryRun {
 		row("Dry run", "pod %s/%s: %s %s", v.Namespace, v.Name, v.Outcome, oneLine(v.Message))
 	}
@@ -178,6 +185,22 @@ func Detail(w io.Writer, p *api.MaintenancePlan, by CreatedBy, pdbs map[string]*
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", at.Local().Format(time.TimeOnly), e.Type, e.Reason, oneLine(e.Note), count)
 	}
 	return tw.Flush()
+}
+
+// forced is a ledger entry: the pod, its budget as it was, the override
+// and approver, when it was recorded and deleted, and the outcome.
+func forced(f api.ForcedDelete, now time.Time) string {
+	b := f.PDBBefore
+	s := fmt.Sprintf("pod %s/%s (uid %s), PDB %s (before: %d healthy of %d needed, %d expected, %d disruptions allowed); override %s approved by %s (in force %s to %s); recorded %s",
+		f.Namespace, f.Pod, f.UID, cmp.Or(f.PDB, "-"), b.CurrentHealthy, b.DesiredHealthy, b.ExpectedPods, b.DisruptionsAllowed,
+		f.Override, f.ApprovedBy, f.ApprovedAt.Local().Format(time.TimeOnly), f.ExpiresAt.Local().Format(time.TimeOnly), f.RecordedAt.Local().Format(time.TimeOnly))
+	if f.Deleted != nil {
+		s += ", deleted " + f.Deleted.Local().Format(time.TimeOnly)
+	}
+	if f.Outcome == "" {
+		return s + ": DELETE in flight (" + Duration(now.Sub(f.RecordedAt.Time)) + ")"
+	}
+	return s + ": " + f.Outcome
 }
 
 // budget is a PDB's numbers: " (2 of 3 healthy needed, 0 disruptions allowed)".
