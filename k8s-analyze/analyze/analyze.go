@@ -354,6 +354,7 @@ func (a *analyzer) node(n *view.Node, sc *scratch) Node {
 	// "Actions").
 	surges := sc.surges
 	answered := map[types.UID]bool{} // pods whose all-replicas-on-node a surge answers
+	var needs []OverrideNeed         // the pods that need an override
 	for i := range states {
 		st := &states[i]
 		v := st.verdict
@@ -371,6 +372,13 @@ func (a *analyzer) node(n *view.Node, sc *scratch) Node {
 						// spec that never allows is no reason to block it.
 						codes = slices.DeleteFunc(slices.Clone(codes), func(c Code) bool { return c == PDBZeroSpec })
 					}
+				} else {
+					// No budget ever lets it go, nor a surge: only a
+					// break-glass delete moves it.
+					f, need := a.needsOverride(st, info)
+					out.Findings = append(out.Findings, f)
+					v.Reasons = append(v.Reasons, f.Code)
+					needs = append(needs, need)
 				}
 			}
 			v.Reasons = append(v.Reasons, codes...)
@@ -426,6 +434,7 @@ func (a *analyzer) node(n *view.Node, sc *scratch) Node {
 	out.Findings = append(out.Findings, a.volumeFindings(n.Name, atts, out.DrainOrder)...)
 	if a.fc != nil {
 		out.Forecast = a.forecast(n, states, surges, order.pods, &sc.forecast)
+		out.Forecast.NeedsOverride = evicted(needs, order.pods)
 	}
 	for _, f := range out.Findings {
 		out.Risk = out.Risk.worse(f.Severity)

@@ -95,11 +95,11 @@ func TestChecks(t *testing.T) {
 		},
 		"pdb zero spec maxUnavailable 0": {
 			extra:     map[string]string{"pods": spread, "podDisruptionBudgets": pdbYAML("web", "maxUnavailable: 0, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 3, desiredHealthy: 3, expectedPods: 3")},
-			wantCodes: []Code{PDBZeroSpec}, wantRisk: High, wantAction: Block,
+			wantCodes: []Code{NeedsOverride, PDBZeroSpec}, wantRisk: High, wantAction: Block,
 		},
 		"pdb zero spec minAvailable 100%": {
 			extra:     map[string]string{"pods": spread, "podDisruptionBudgets": pdbYAML("web", `minAvailable: "100%", selector: {matchLabels: {app: web}}`, "disruptionsAllowed: 0, currentHealthy: 3, desiredHealthy: 3, expectedPods: 3")},
-			wantCodes: []Code{PDBZeroSpec}, wantRisk: High, wantAction: Block,
+			wantCodes: []Code{NeedsOverride, PDBZeroSpec}, wantRisk: High, wantAction: Block,
 		},
 		"pdb zero spec minAvailable equals replicas": {
 			extra:     map[string]string{"pods": spread, "podDisruptionBudgets": pdbYAML("web", "minAvailable: 3, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 3, desiredHealthy: 3, expectedPods: 3")},

@@ -10,7 +10,10 @@ const (
 	PDBZeroSpec            Code = "pdb-zero-spec"
 	// SurgeMovable is a pod whose budget never allows its eviction, but
 	// one more replica of its owner would.
-	SurgeMovable      Code = "surge-movable"
+	SurgeMovable Code = "surge-movable"
+	// NeedsOverride is a pod whose budget never allows its eviction and
+	// that no surge moves: only a break-glass delete does.
+	NeedsOverride     Code = "needs-override"
 	PDBOverlap        Code = "pdb-overlap"
 	PDBStale          Code = "pdb-stale"
 	PDBSyncFailed     Code = "pdb-sync-failed"
@@ -73,6 +76,7 @@ func Checks() []Check {
 	return []Check{
 		{PDBOverlap, High, "make the PDBs select disjoint pods (mind that an empty selector {} matches every pod of the namespace); the Eviction API answers 500 for any pod more than one PDB selects"},
 		{PDBZeroSpec, High, "allow at least one disruption: maxUnavailable >= 1, or minAvailable below the replica count"},
+		{NeedsOverride, High, "first make the eviction possible: allow at least one disruption in the PDB (maxUnavailable >= 1, or minAvailable below the replicas), or run more replicas; only if the pod must go now and the downtime in the message is acceptable, a person other than the plan's requester approves a MaintenanceOverride for it (kubectl maint override): maintd then tries the eviction first and deletes only what the budget still refuses, recording each delete in the plan's status.forced"},
 		{SurgeMovable, Medium, "drain with a surge (maintd spec.surge: IfNeeded; k8s-analyze --surge shows the plan): one more replica of the owner, Ready before the eviction, lets the budget allow it with no downtime; or allow at least one disruption in the PDB"},
 		{PDBSyncFailed, High, "make the PDB select pods of one controller that exposes a scale (Deployment, ReplicaSet, StatefulSet) or use an integer minAvailable; see the PDB's DisruptionAllowed condition"},
 		{PDBForbidden, High, "the PDB status is corrupt (negative disruptionsAllowed or more than 2000 disruptedPods): check the disruption controller, then recreate the PDB"},

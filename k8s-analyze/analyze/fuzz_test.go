@@ -22,7 +22,10 @@ import (
 // the first half of the nodes, drained together, is judged too: it never
 // fails where the analysis did not, and its verdict follows its causes.
 // Every node's drain order holds each pod a drain must see gone exactly
-// once, its groups in order (Skip last), and only storage groups wait.
+// once, its groups in order (Skip last), and only storage groups wait. A
+// pod needs an override (blocked) exactly when no surge helps it, and the
+// forecast lists only such pods, with a downtime (p90 >= p50) exactly when
+// something re-creates them.
 func FuzzAnalyze(f *testing.F) {
 	for _, file := range golden.Snapshots(f, "../testdata/script") {
 		f.Add(file.Data)
@@ -60,9 +63,20 @@ func analyse(t *testing.T, s *view.Snapshot, surge bool) {
 				t.Fatalf("node %s: a group that is no storage group waits: %+v", n.Name, g)
 			}
 		}
+		needs := map[string]bool{}
 		for _, v := range n.Pods {
 			if (v.Surge != nil && v.NoSurge != "") || (v.Action == Surge) != (surge && v.Surge != nil && v.Action != Block) {
 				t.Fatalf("node %s: pod %s: action %s, surge %+v, noSurge %q (Options.Surge %v)", n.Name, v.Name, v.Action, v.Surge, v.NoSurge, surge)
+			}
+			if need := slices.Contains(v.Reasons, NeedsOverride); need != (v.NoSurge != "") || (need && v.Action != Block) {
+				t.Fatalf("node %s: pod %s: reasons %v, action %s, noSurge %q: needs-override exactly when no surge helps, and blocked", n.Name, v.Name, v.Reasons, v.Action, v.NoSurge)
+			} else if need {
+				needs[name(v.Namespace, v.Name)] = true
+			}
+		}
+		for _, o := range n.Forecast.NeedsOverride {
+			if d := o.Downtime; !needs[name(o.Namespace, o.Name)] || (d == nil) != (o.Replacement == "") || (d != nil && d.P90.Duration < d.P50.Duration) {
+				t.Fatalf("node %s: needsOverride %+v of a pod without needs-override, or a downtime that does not follow its replacement", n.Name, o)
 			}
 		}
 	}

@@ -224,6 +224,56 @@ type Forecast struct {
 	// Concurrency bounds the evictions in flight (requested, pod not yet
 	// gone).
 	Concurrency int `json:"concurrency"`
+	// NeedsOverride are the pods the drain evicts (not Skip or
+	// WaitCompleted in its order) that only a break-glass delete moves
+	// (finding needs-override), in the node's pod order, each with the
+	// downtime that delete implies. Absent when none.
+	NeedsOverride []OverrideNeed `json:"needsOverride,omitempty"`
+}
+
+// OverrideNeed is a pod whose eviction no PodDisruptionBudget ever allows
+// and for which no surge makes room (finding needs-override): the drain
+// moves it only by deleting it under a MaintenanceOverride. It says what
+// that delete costs.
+type OverrideNeed struct {
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	UID       types.UID `json:"uid"`
+	// PDB is the budget that governs its eviction and never allows it (in
+	// the pod's namespace); Spec says why, as pdb-zero-spec does.
+	PDB  string `json:"pdb"`
+	Spec string `json:"spec"`
+	// NoSurge says why no surge makes room (the pod verdict's noSurge).
+	NoSurge string `json:"noSurge"`
+	// Ready is whether the pod is Ready now: deleting a pod that is not
+	// takes nothing that serves.
+	Ready bool `json:"ready"`
+	// Replacement is the controller that re-creates the pod once it is
+	// deleted (kind namespace/name, the first of its owner chain); absent
+	// when nothing does (no controller, or one missing or replaced): the
+	// delete removes the pod for good.
+	Replacement string `json:"replacement,omitempty"`
+	// Grace is the pod's termination grace period (30s when unset): the
+	// most its exit takes.
+	Grace metav1.Duration `json:"grace"`
+	// VolumeMove is what the replacement waits for, after the grace, for
+	// its ReadWriteOnce volume to move (detach, and attach unless
+	// ReplacementReady was learned); absent when none moves.
+	VolumeMove metav1.Duration `json:"volumeMove,omitzero"`
+	// ReplacementReady is the replacement's time from scheduled to Ready,
+	// as the forecast takes it (absent without a replacement).
+	ReplacementReady *ReadyTime `json:"replacementReady,omitempty"`
+	// Downtime is how long the pod is down after the delete until its
+	// replacement is Ready, at the median and upper-quantile time to Ready
+	// (absent without a replacement).
+	Downtime *Downtime `json:"downtime,omitempty"`
+}
+
+// Downtime is a pod's time without a Ready replacement, at the median
+// (P50) and the upper quantile (P90) of its workload's time to Ready.
+type Downtime struct {
+	P50 metav1.Duration `json:"p50"`
+	P90 metav1.Duration `json:"p90"`
 }
 
 // CriticalPath is the PodDisruptionBudget, or for pods no budget governs

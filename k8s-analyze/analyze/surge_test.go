@@ -68,6 +68,8 @@ func TestSurge(t *testing.T) {
 	// A single replica with a budget that never allows: the pod's own
 	// findings besides.
 	single := []Code{PDBInsufficientForNode, PDBZeroSpec, SingleReplica}
+	// ... and when no surge moves it, it needs an override.
+	singleOverride := []Code{NeedsOverride, PDBInsufficientForNode, PDBZeroSpec, SingleReplica}
 	tests := map[string]struct {
 		extra   map[string]string
 		want    *SurgeMove
@@ -116,27 +118,27 @@ func TestSurge(t *testing.T) {
 		"minAvailable above the replicas": {
 			extra:   map[string]string{"pods": spread, "podDisruptionBudgets": zeroPDB("web", "web", "minAvailable: 5", 3)},
 			noSurge: "pod ns/p, owned by Deployment ns/web: PDB web needs 5 healthy of 4: one more replica is not enough",
-			codes:   []Code{PDBZeroSpec},
+			codes:   []Code{NeedsOverride, PDBZeroSpec},
 		},
 		"minAvailable 90% of 3: 4 of 4": {
 			extra:   map[string]string{"pods": spread, "podDisruptionBudgets": zeroPDB("web", "web", `minAvailable: "90%"`, 3)},
 			noSurge: "pod ns/p, owned by Deployment ns/web: PDB web needs 4 healthy of 4: one more replica is not enough",
-			codes:   []Code{PDBZeroSpec},
+			codes:   []Code{NeedsOverride, PDBZeroSpec},
 		},
 		"maxUnavailable 0": {
 			extra:   map[string]string{"pods": spread, "podDisruptionBudgets": zeroPDB("web", "web", "maxUnavailable: 0", 3)},
 			noSurge: "pod ns/p, owned by Deployment ns/web: PDB web has maxUnavailable 0: more replicas never help",
-			codes:   []Code{PDBZeroSpec},
+			codes:   []Code{NeedsOverride, PDBZeroSpec},
 		},
 		`maxUnavailable "0%"`: {
 			extra:   map[string]string{"pods": spread, "podDisruptionBudgets": zeroPDB("web", "web", `maxUnavailable: "0%"`, 3)},
 			noSurge: "pod ns/p, owned by Deployment ns/web: PDB web has maxUnavailable 0%: more replicas never help",
-			codes:   []Code{PDBZeroSpec},
+			codes:   []Code{NeedsOverride, PDBZeroSpec},
 		},
 		"minAvailable 100%": {
 			extra:   map[string]string{"pods": spread, "podDisruptionBudgets": zeroPDB("web", "web", `minAvailable: "100%"`, 3)},
 			noSurge: "pod ns/p, owned by Deployment ns/web: PDB web has minAvailable 100%: more replicas never help",
-			codes:   []Code{PDBZeroSpec},
+			codes:   []Code{NeedsOverride, PDBZeroSpec},
 		},
 		"StatefulSet": {
 			extra: map[string]string{
@@ -145,12 +147,12 @@ func TestSurge(t *testing.T) {
 				"pods":                 ownedPod("p", "n1", "db", "StatefulSet", "db", "ss-db"),
 				"podDisruptionBudgets": zeroPDB("db", "db", "minAvailable: 1", 1)},
 			noSurge: "pod ns/p, owned by StatefulSet ns/db: its pods have fixed identities, so a second copy cannot run",
-			codes:   single,
+			codes:   singleOverride,
 		},
 		"bare pod": {
 			extra:   map[string]string{"pods": ownedPod("p", "n1", "solo", "", "", ""), "podDisruptionBudgets": zeroPDB("solo", "solo", "minAvailable: 1", 1)},
 			noSurge: "pod ns/p: no controller owns it: nothing to add a replica to",
-			codes:   []Code{PDBInsufficientForNode, PDBZeroSpec, UnmanagedPod},
+			codes:   []Code{NeedsOverride, PDBInsufficientForNode, PDBZeroSpec, UnmanagedPod},
 		},
 		"Job": {
 			extra: map[string]string{
@@ -158,30 +160,30 @@ func TestSurge(t *testing.T) {
 				"pods":                 ownedPod("p", "n1", "batch", "Job", "batch", "job-batch"),
 				"podDisruptionBudgets": zeroPDB("batch", "batch", "minAvailable: 1", 1)},
 			noSurge: "pod ns/p, owned by Job ns/batch: a Job's pods run to completion: it has no replicas to add",
-			codes:   []Code{PDBInsufficientForNode, PDBZeroSpec},
+			codes:   []Code{NeedsOverride, PDBInsufficientForNode, PDBZeroSpec},
 		},
 		"owner not in the snapshot": {
 			extra:   map[string]string{"pods": ownedPod("p", "n1", "solo", "ReplicaSet", "gone", "rs-gone"), "podDisruptionBudgets": zeroPDB("solo", "solo", "minAvailable: 1", 1)},
 			noSurge: "pod ns/p, owned by ReplicaSet ns/gone: ReplicaSet ns/gone is not in the snapshot: there is no verified owner to scale",
-			codes:   []Code{OwnerMissing, PDBInsufficientForNode, PDBZeroSpec},
+			codes:   []Code{NeedsOverride, OwnerMissing, PDBInsufficientForNode, PDBZeroSpec},
 		},
 		"Deployment that a custom controller owns": {
 			extra: merge(app("api", 1, ", ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: api, uid: ro-api, controller: true}]"), apiPod,
 				map[string]string{"podDisruptionBudgets": zeroPDB("api", "api", "minAvailable: 1", 1)}),
 			noSurge: "pod ns/p, owned by Deployment ns/api: Rollout ns/api is a kind the snapshot does not hold: whether one more replica runs cannot be judged",
-			codes:   []Code{OwnerUnverifiable, PDBInsufficientForNode, PDBZeroSpec}, // no single-replica: the chain is not verified
+			codes:   []Code{NeedsOverride, OwnerUnverifiable, PDBInsufficientForNode, PDBZeroSpec}, // no single-replica: the chain is not verified
 		},
 		"Deployment being deleted": {
 			extra: merge(app("api", 1, `, deletionTimestamp: "2026-11-29T11:59:00Z"`), apiPod,
 				map[string]string{"podDisruptionBudgets": zeroPDB("api", "api", "minAvailable: 1", 1)}),
 			noSurge: "pod ns/p, owned by Deployment ns/api: Deployment ns/api is being deleted",
-			codes:   single,
+			codes:   singleOverride,
 		},
 		"HorizontalPodAutoscaler on the Deployment": {
 			extra: merge(api, apiPod, map[string]string{"podDisruptionBudgets": zeroPDB("api", "api", "minAvailable: 1", 1),
 				"horizontalPodAutoscalers": "\n- {metadata: {name: api-hpa, namespace: ns, uid: hpa-api}, spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}, minReplicas: 1, maxReplicas: 5}}"}),
 			noSurge: "pod ns/p, owned by Deployment ns/api: HorizontalPodAutoscaler ns/api-hpa scales Deployment api: a replica count maintd changed would fight it",
-			codes:   single,
+			codes:   singleOverride,
 		},
 	}
 	for name, tc := range tests {

@@ -15,7 +15,8 @@ import (
 // WriteTable writes r for people: one line per node (with its count of
 // surges when some node has one, and its forecast's verdict, p50 and p90
 // when the report has forecasts), then its pods to surge with the owner
-// each scales, then the forecast's critical path and causes, then its
+// each scales, then the forecast's critical path, causes and pods that need
+// an override (with the downtime a delete implies), then its
 // drain order's groups (unless every pod goes in one default group), then
 // its findings, one a line; last, with a capacity, one line for it. colour adds
 // ANSI colours to risks, severities and verdicts.
@@ -94,6 +95,13 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 				fmt.Fprintf(bw, "  forecast  %s  %-*s  %-*s  %s\n", paint(verdictSeverity(c.Verdict), fmt.Sprintf("%-7s", c.Verdict)),
 					reasonW, c.Reason, subjW, subjects[i], strings.ReplaceAll(c.Message, "\n", " "))
 			}
+			podW := 0
+			for _, o := range f.NeedsOverride {
+				podW = max(podW, len("Pod ")+len(name(o.Namespace, o.Name)))
+			}
+			for _, o := range f.NeedsOverride {
+				fmt.Fprintf(bw, "  forecast  %s  %-*s  %s\n", paint(High, "override"), podW, "Pod "+name(o.Namespace, o.Name), overrideText(o))
+			}
 		}
 		if len(n.DrainOrder) > 1 || len(n.DrainOrder) == 1 && n.DrainOrder[0].Why != "default" {
 			for _, g := range n.DrainOrder {
@@ -115,6 +123,16 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		fmt.Fprintf(bw, "capacity  %s  %s\n", paint(verdictSeverity(c.Verdict), fmt.Sprintf("%-7s", c.Verdict)), capacityText(c))
 	}
 	return bw.Flush()
+}
+
+// overrideText tells what a break-glass delete of a pod that needs an
+// override costs, on one line.
+func overrideText(o OverrideNeed) string {
+	why := fmt.Sprintf("PDB %s never allows (%s), no surge helps", o.PDB, o.Spec)
+	if o.Downtime == nil {
+		return "a delete removes it for good (nothing re-creates it); " + why
+	}
+	return fmt.Sprintf("down %s (p90 %s) after a delete, until %s's replacement is Ready; %s", o.Downtime.P50.Duration, o.Downtime.P90.Duration, o.Replacement, why)
 }
 
 // groupText tells a drain-order group on one line: why, its pods (five at
