@@ -43,6 +43,7 @@ func app() *cli.App {
 			{Comment: "The pods the Eviction API would refuse right now", Command: `k8s-analyze -f snapshot.json | jq -r '.nodes[].pods[] | select(.evictableNow.allowed == false) | .namespace + "/" + .name'`},
 			{Comment: "How long draining each node would take, and why some never end (a whole-cluster snapshot judges where replacements go)", Command: `k8s-snapshot | k8s-analyze | jq -r '.nodes[] | "\(.name) \(.forecast.verdict) p50=\(.forecast.p50) p90=\(.forecast.p90)"'`},
 			{Comment: "Which pods a drain with a surge (one more replica first, maintd's spec.surge: IfNeeded) moves, and which owner it scales", Command: `k8s-analyze -f snapshot.json --surge | jq -r '.nodes[].pods[] | select(.action == "surge") | "\(.namespace)/\(.name) \(.surge.kind) \(.surge.name) \(.surge.replicas)->\(.surge.replicas + 1)"'`},
+			{Comment: "The pods only a break-glass delete moves (needs-override), and how long each is down after it", Command: `k8s-snapshot | k8s-analyze --node node-1 | jq -r '.nodes[].forecast.needsOverride[]? | "\(.namespace)/\(.name) PDB \(.pdb) down p50=\(.downtime.p50 // "for good") p90=\(.downtime.p90 // "for good")"'`},
 			{Comment: "Can the rest of the cluster take the pods of node-1, node-2 and node-3, drained together (all three cordoned first)?", Command: `k8s-snapshot | k8s-analyze --node node-1 --together node-1,node-2,node-3 | jq '.capacity | {verdict, pods, demand, free, causes}'`},
 			{Comment: "Every check, its severity and its fix", Command: "k8s-analyze --list-checks -o table"},
 		},

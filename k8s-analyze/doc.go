@@ -46,6 +46,19 @@
 // when a surge moves every pod of it there, and the forecast times it (the
 // surge pod Ready, then one eviction a time to Ready).
 //
+// A pod whose budget never allows its eviction and that no surge moves (a
+// StatefulSet of 1 under minAvailable: 1, a Deployment under
+// maxUnavailable: 0, a bare pod under a PDB) gets a high finding
+// needs-override: no eviction ever moves it, only a delete under a
+// MaintenanceOverride that someone other than the plan's requester
+// approves (kubectl maint override). Its message names the pod, the PDB,
+// why it never allows, why no surge helps, and the downtime that delete
+// implies: until the replacement is Ready (its time to Ready, after the
+// grace for a StatefulSet's pod, and after the volume's detach and attach
+// for a ReadWriteOnce volume), or for good when nothing re-creates it. The
+// forecast lists the same pods, with their downtime p50 and p90
+// (nodes[].forecast.needsOverride[].downtime), for scripts.
+//
 // With --together NAME,... (repeatable) the report also has a capacity: can
 // the other nodes take the pods that draining every node of that set moves,
 // all of the set cordoned first, as a maintenance campaign does? The pods to
@@ -68,9 +81,9 @@
 //
 // Output: -o json (default), yaml, or table (one line per node with its
 // forecast, then its pods to surge with the owner each scales, the
-// forecast's critical path and causes, its drain order's groups unless all
-// pods go in one default group, then its findings; last a line for the
-// capacity; colour only on a terminal).
+// forecast's critical path, causes and pods that need an override, its
+// drain order's groups unless all pods go in one default group, then its
+// findings; last a line for the capacity; colour only on a terminal).
 //
 // JSON is the fast path. YAML goes through a general YAML parser first,
 // many times slower: keep big snapshots in JSON, k8s-snapshot's default
