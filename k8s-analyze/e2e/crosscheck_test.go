@@ -288,9 +288,11 @@ func TestPredictionMatchesEvictionAPI(t *testing.T) {
 	}
 }
 
-// pdbCodes are the findings about a PDB's budget (subject: the PDB).
+// pdbCodes are the findings about a PDB's budget (subject: the PDB), and
+// needs-override, the pod's own, told only of a pod whose never-allowing
+// PDB governs its eviction.
 var pdbCodes = map[analyze.Code]bool{analyze.PDBZeroSpec: true, analyze.PDBSyncFailed: true, analyze.PDBForbidden: true,
-	analyze.PDBExhausted: true, analyze.PDBInsufficientForNode: true, analyze.PDBStale: true}
+	analyze.PDBExhausted: true, analyze.PDBInsufficientForNode: true, analyze.PDBStale: true, analyze.NeedsOverride: true}
 
 var rank = map[analyze.Severity]int{analyze.Low: 0, analyze.Medium: 1, analyze.High: 2}
 
