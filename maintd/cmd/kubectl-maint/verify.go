@@ -104,7 +104,7 @@ func verifyAction(c *cli.Context) error {
 	for _, m := range r.Mismatches {
 		fmt.Fprintln(w, m)
 	}
-	nodes := fmt.Sprintf("%d node writes by maintd checked against other users' cordons", r.NodeWrites)
+	nodes := fmt.Sprintf("%d node writes by maintd checked against the cordons of other users", r.NodeWrites)
 	if r.NodesUnchecked > 0 {
 		nodes = fmt.Sprintf("node writes could not be checked: %d without their body in the log (audit level Metadata; Request needed)", r.NodesUnchecked)
 	}
