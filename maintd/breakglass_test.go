@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	maintenancev1alpha1 "github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/typed/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/verify"
+	"github.com/sentinel-go/sentinel/plumbing/controlplane"
+)
+
+// maintdUser is the shipped ServiceAccount as the audit log names it.
+const maintdUser = "system:serviceaccount:maintd-system:maintd"
+
+// singletons makes n single-replica StatefulSets db-1..db-n on e's node 1,
+// each under a PDB with minAvailable 1: no eviction of them is ever
+// allowed, and none can surge.
+func singletons(t *testing.T, ctx context.Context, e env, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		name := fmt.Sprintf("db-%d", i)
+		labels := map[string]string{"app": name, "tier": "db"}
+		sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+			Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+					NodeSelector:                  map[string]string{"kubernetes.io/hostname": e.node(1)},
+					Tolerations:                   []corev1.Toleration{{Key: "kwok.x-k8s.io/node", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+					TerminationGracePeriodSeconds: ptr.To[int64](3),
+					Containers:                    []corev1.Container{{Name: "db", Image: "registry.example/db:1"}}}}}}
+		if _, err := e.admin.AppsV1().StatefulSets(e.ns).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: labels}}}
+		if _, err := e.admin.PolicyV1().PodDisruptionBudgets(e.ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitReady(t, ctx, e, n)
+	for i := 1; i <= n; i++ {
+		settled(t, ctx, e, fmt.Sprintf("db-%d", i), 0)
+	}
+}
+
+// breakGlassAccess is the shipped access plus the break-glass component's
+// ClusterRole and binding (deploy/breakglass), taken away when the test
+// ends: the other tests run maintd without the right to delete pods.
+func breakGlassAccess(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	kc := shippedAccess(t, ctx)
+	files, err := filepath.Glob(filepath.Join("deploy", "breakglass", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("deploy/breakglass: no manifests (%v)", err)
+	}
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cp.Apply(ctx, data, nil); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		rbac := cp.Clientset(controlplane.Admin).RbacV1()
+		list, err := rbac.ClusterRoleBindings().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		for _, b := range list.Items {
+			if b.RoleRef.Name == breakGlassRole(t, ctx) {
+				_ = rbac.ClusterRoleBindings().Delete(ctx, b.Name, metav1.DeleteOptions{})
+			}
+		}
+	})
+	return kc
+}
+
+// breakGlassRole is the name of the component's ClusterRole: the one that
+// grants delete on pods.
+func breakGlassRole(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	list, err := cp.Clientset(controlplane.Admin).RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/part-of=sentinel"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list.Items {
+		if slices.ContainsFunc(r.Rules, func(p rbacv1.PolicyRule) bool {
+			return slices.Contains(p.Resources, "pods") && slices.Contains(p.Verbs, "delete")
+		}) {
+			return r.Name
+		}
+	}
+	return "sentinel-maintd-breakglass"
+}
+
+// overrideClient is the MaintenanceOverride client of user.
+func overrideClient(t *testing.T, user controlplane.User) maintenancev1alpha1.MaintenanceOverrideInterface {
+	t.Helper()
+	mc, err := maintenancev1alpha1.NewForConfig(cp.Config(user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mc.MaintenanceOverrides()
+}
+
+// TestBreakGlass: 10 single-replica StatefulSets under minAvailable 1 on a
+// node; admin's plan has a deadline of 30 s. Admin's own approval is
+// ignored (two people); the user viewer's, for 6 pods, one per budget, for 120 s, is used past
+// the deadline: exactly 6 pod DELETEs by maintd's ServiceAccount in the
+// API server's audit log, each with the pod's UID as precondition and its
+// grace period, each after the deadline and the approval and before the
+// expiry, each in the ledger before it was sent; the other 4 pods stay,
+// and the plan is Blocked saying the override is spent.
+func TestBreakGlass(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	e := newEnv(t, ctx, 2)
+	singletons(t, ctx, e, 10)
+	kc := breakGlassAccess(t, ctx)
+	e.startMaintd(t, kc)
+
+	p := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-bg", Labels: map[string]string{"test": e.label},
+		Annotations: map[string]string{api.CreatedByAnnotation: string(controlplane.Admin)}},
+		Spec: api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 30 * time.Second},
+			// A person accepts that the budgets never allow and the
+			// replacements, pinned to the node, stay Pending: the plan
+			// starts, and waits on the budgets until its deadline.
+			AcceptedRisks: []string{"pdb-zero-spec", "needs-override", "pdb-never-allows", "replacement-unschedulable"}}}
+	p, err := e.plans.Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.deletePlan(t, p) })
+	approver(t, ctx, controlplane.Viewer)
+	approve := func(name string, approver controlplane.User, max int32, d time.Duration) *api.MaintenanceOverride {
+		overrides := overrideClient(t, approver)
+		o, err := overrides.Create(ctx, &api.MaintenanceOverride{ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-" + name},
+			Spec: api.MaintenanceOverrideSpec{Plan: p.Name, PlanUID: p.UID, ApprovedBy: string(approver), Reason: "INC-42: kernel CVE",
+				Duration: metav1.Duration{Duration: d}, Pods: []api.OverridePods{{Namespace: e.ns, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}}},
+				MaxPods: max, MaxPerPDB: 1}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = overrideClient(t, controlplane.Admin).Delete(context.Background(), o.Name, metav1.DeleteOptions{})
+		})
+		return o
+	}
+	approve("self", controlplane.Admin, 10, 10*time.Minute)
+	blocked := e.wait(t, ctx, p.Name, "Blocked: approved by the requester", func(q *api.MaintenancePlan) bool {
+		return q.Status.Phase == api.Blocked && q.Status.Reason == api.OverrideSpent && strings.Contains(q.Status.Message, "who requested the plan")
+	})
+	deadline := blocked.Status.EvictionProgress.Deadline.Time
+	bob := approve("second", controlplane.Viewer, 6, 120*time.Second)
+	spent := e.wait(t, ctx, p.Name, "Blocked: override spent", func(q *api.MaintenancePlan) bool {
+		return q.Status.Phase == api.Blocked && q.Status.Reason == api.OverrideSpent && strings.Contains(q.Status.Message, "is spent") &&
+			len(q.Status.Forced) == 6 && !slices.ContainsFunc(q.Status.Forced, func(f api.ForcedDelete) bool { return f.Outcome == "" })
+	})
+
+	ledger := map[string]api.ForcedDelete{}
+	for _, f := range spent.Status.Forced {
+		ledger[string(f.UID)] = f
+		if f.Override != bob.Name || f.ApprovedBy != string(controlplane.Viewer) || f.Outcome != api.ForcedDeleted || f.PDBBefore.DesiredHealthy != 1 || f.GracePeriodSeconds != 3 {
+			t.Errorf("ledger entry %+v: want override %s by viewer, deleted, the budget's status before (desired 1), grace 3", f, bob.Name)
+		}
+	}
+	events, err := cp.Audit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiry := bob.CreationTimestamp.Add(120 * time.Second)
+	var deletes []controlplane.AuditEvent
+	for _, ev := range events {
+		if ev.Verb == "delete" && ev.Resource == "pods" && ev.Sub == "" && ev.Namespace == e.ns {
+			if ev.User != maintdUser {
+				t.Errorf("pod DELETE by %s (want none but maintd's): %+v", ev.User, ev)
+				continue
+			}
+			deletes = append(deletes, ev)
+		}
+	}
+	if len(deletes) != 6 {
+		t.Fatalf("%d pod DELETEs by maintd, want 6: %+v", len(deletes), deletes)
+	}
+	for _, ev := range deletes {
+		entry, ok := ledger[ev.UID]
+		switch {
+		case ev.UID == "":
+			t.Errorf("DELETE of %s without a UID precondition", ev.Name)
+		case !ok:
+			t.Errorf("DELETE of %s (uid %s) has no ledger entry", ev.Name, ev.UID)
+		case ev.Code != 200:
+			t.Errorf("DELETE of %s answered %d", ev.Name, ev.Code)
+		case ev.GracePeriodSeconds == nil || *ev.GracePeriodSeconds != 3:
+			t.Errorf("DELETE of %s with grace %v, want the pod's 3 s", ev.Name, ev.GracePeriodSeconds)
+		case ev.Received.Before(deadline) || ev.Received.Before(bob.CreationTimestamp.Time) || !ev.Received.Before(expiry):
+			t.Errorf("DELETE of %s at %s: want after the deadline %s and the approval %s, before the expiry %s", ev.Name, ev.Received, deadline, bob.CreationTimestamp, expiry)
+		case entry.RecordedAt.Time.After(ev.Received):
+			t.Errorf("DELETE of %s at %s before its ledger entry (%s)", ev.Name, ev.Received, entry.RecordedAt)
+		}
+	}
+	// The 4 others stay on the node, named in the Blocked message.
+	pods, err := e.admin.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + e.node(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	for _, pod := range pods.Items {
+		if _, forced := ledger[string(pod.UID)]; forced {
+			t.Errorf("pod %s (uid %s) is in the ledger and still on the node", pod.Name, pod.UID)
+			continue
+		}
+		left++
+		if !strings.Contains(spent.Status.Message, pod.Namespace+"/"+pod.Name) && !strings.Contains(spent.Status.Message, "/"+pod.Labels["app"]+":") {
+			t.Errorf("the Blocked message does not name %s: %s", pod.Name, spent.Status.Message)
+		}
+	}
+	if left != 4 {
+		t.Errorf("%d pods left on the node, want 4", left)
+	}
+
+	// kubectl maint verify's replay agrees with the real log, and finds a
+	// ledger edited by hand and a log with a DELETE taken out.
+	plans := []api.MaintenancePlan{*spent}
+	if r := verify.Replay(events, plans, maintdUser); len(r.Mismatches) != 0 || r.Deletes != 6 || r.Entries != 6 {
+		t.Errorf("verify on the real log: %d deletes, %d entries, mismatches %v; want 6, 6, none", r.Deletes, r.Entries, r.Mismatches)
+	}
+	edited := *spent.DeepCopy()
+	edited.Status.Forced[2].UID = "0d5e1f3a-0000-4000-8000-000000000000"
+	if r := verify.Replay(events, []api.MaintenancePlan{edited}, maintdUser); !slices.ContainsFunc(r.Mismatches, func(m verify.Mismatch) bool {
+		return m.Entry == e.ns+"/"+edited.Status.Forced[2].Pod
+	}) {
+		t.Errorf("verify with an edited ledger: mismatches %v, want one naming %s", r.Mismatches, edited.Status.Forced[2].Pod)
+	}
+	cut := slices.DeleteFunc(slices.Clone(events), func(ev controlplane.AuditEvent) bool {
+		return ev.UID == string(spent.Status.Forced[4].UID) && ev.Verb == "delete"
+	})
+	if r := verify.Replay(cut, plans, maintdUser); !slices.ContainsFunc(r.Mismatches, func(m verify.Mismatch) bool {
+		return m.Entry == e.ns+"/"+spent.Status.Forced[4].Pod
+	}) {
+		t.Errorf("verify with a DELETE taken out: mismatches %v, want one naming %s", r.Mismatches, spent.Status.Forced[4].Pod)
+	}
+}
+
+// approver lets user create, read and delete MaintenanceOverrides (admission
+// is not installed here: deploy's tests check who may approve what).
+func approver(t *testing.T, ctx context.Context, user controlplane.User) {
+	t.Helper()
+	rbac := cp.Clientset(controlplane.Admin).RbacV1()
+	name := "test-approver-" + string(user)
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{api.GroupName}, Resources: []string{"maintenanceoverrides"}, Verbs: []string{"create", "get", "list", "watch", "delete"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: string(user)}}}
+	if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
