@@ -91,6 +91,10 @@ func (w *World) fault(in *instance, a k8stesting.Action) faultKind {
 			fits = a.GetResource() == plansR && a.GetSubresource() == "status"
 		case killBeforeEviction:
 			fits = eviction
+		case killAfterLedger:
+			fits = w.ledgerWrite(a)
+		case killBeforeDelete, killAfterDelete, deleteLost:
+			fits = podDelete(a)
 		case killAfterScale:
 			fits = a.GetResource() == depsR || a.GetResource() == rsR
 		default:

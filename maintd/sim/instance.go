@@ -114,6 +114,7 @@ func (w *World) start(sel labels.Selector, name string) *instance {
 	core := &kfake.Clientset{}
 	core.AddReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) { return w.request(in, a) })
 	core.AddWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) { return w.watch(in, a) })
+	w.authorize(in, core)
 	plans := &pfake.Clientset{}
 	plans.AddReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) { return w.request(in, a) })
 	plans.AddWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) { return w.watch(in, a) })
@@ -125,9 +126,11 @@ func (w *World) start(sel labels.Selector, name string) *instance {
 	}
 	in.retrying = [2]workqueue.TypedRateLimitingInterface[string]{limited(in.queue, in.name), limited(in.campaigns, in.name+"-campaigns")}
 	in.ctrl = controller.New(controller.Config{
-		Clients:   controller.Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2(), Storage: core.StorageV1()},
+		Clients: controller.Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2(), Storage: core.StorageV1(),
+			Authorization: core.AuthorizationV1()},
 		Plans:     plans.MaintenanceV1alpha1().MaintenancePlans(),
 		Campaigns: plans.MaintenanceV1alpha1().MaintenanceCampaigns(),
+		Overrides: plans.MaintenanceV1alpha1().MaintenanceOverrides(),
 		Poster:    poster{w, in},
 		Selector:  sel, MaxNodes: w.MaxNodes, Now: w.clock.Now, Pause: pauseSwitch,
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -222,8 +225,10 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 		return true, nil, context.DeadlineExceeded
 	}
 	f := w.fault(in, a)
-	if f == killBefore {
+	point := w.killPoint(f, a)
+	if f == killBefore || f == killBeforeDelete {
 		in.dead = true
+		w.killed(point)
 		w.logf("kill %s before %s %s", in.name, a.GetVerb(), describeAction(a))
 		return true, nil, errKilled
 	}
@@ -253,7 +258,7 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 	case (r == depsR || r == rsR || r == nodesR) && write:
 		before, _ = w.s.get(r, a.GetNamespace(), nameOf(a))
 	}
-	out, err := w.s.react(a)
+	out, err := w.serve(in, a)
 	if r := a.GetResource(); err != nil && write && (r == depsR || r == rsR || r == nodesR) {
 		w.erred[in.id] = true
 	}
@@ -273,10 +278,16 @@ func (w *World) request(in *instance, a k8stesting.Action) (bool, runtime.Object
 			w.wrote(in, a, before, out)
 		}
 	}
-	if f == killAfter || f == killAfterScale {
+	if f == killAfter || f == killAfterScale || f == killAfterLedger {
 		in.dead = true
 		w.logf("kill %s after %s %s (applied, answer lost)", in.name, a.GetVerb(), describeAction(a))
+		if err == nil {
+			w.killed(point)
+		}
 		return true, nil, errKilled
+	}
+	if err := w.deleteFault(in, a, f, point); err != nil {
+		return true, nil, err
 	}
 	return true, out, err
 }

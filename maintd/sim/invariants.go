@@ -87,6 +87,9 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 	if !ready(pod) {
 		return // the unhealthy-pod policy decides; maintd's analysis predicts it
 	}
+	if w.forcible(in, pod) {
+		return // break-glass asks the Eviction API first (breakglass.go)
+	}
 	rv, _ := parseRV(pdb.ResourceVersion)
 	pk := key(pdb.Namespace, pdb.Name)
 	if at, ok := w.refused[pk]; ok && rv <= at && !(in.deposed && !w.refusedAt[pk].Before(in.deposedAt)) {
@@ -278,6 +281,7 @@ func (w *World) evicted(in *instance, ev *policyv1.Eviction, v Verdict) {
 		}
 	}
 	res := evict.Classify(v.Code, v.Status, nil)
+	w.refusals(ev, &res)
 	if res.Outcome == evict.Throttled {
 		w.throttle, w.throttleBy = w.clock.Now().Add(time.Duration(res.RetryAfterSeconds)*time.Second), in.id
 	}

@@ -79,7 +79,12 @@ func (w *World) other(wl Workload, nodes, start int) {
 		fmt.Sscanf(wl.On, "node-%d", &start)
 		start--
 	}
-	node := func(i int) string { return fmt.Sprintf("node-%d", (start+i)%nodes+1) }
+	node := func(i int) string {
+		if wl.Together {
+			i = 0
+		}
+		return fmt.Sprintf("node-%d", (start+i)%nodes+1)
+	}
 	ann := map[string]string{readyAfter: fmt.Sprint(max(wl.ReadyAfter, 0)), exitAfter: fmt.Sprint(w.kinding.IntN(10))}
 	spec := corev1.PodSpec{TerminationGracePeriodSeconds: &grace, Containers: []corev1.Container{{Name: "c", Image: wl.Name}}}
 	switch wl.Kind {

@@ -83,6 +83,8 @@ type Workload struct {
 	// Drain is its pods' maintenance.sentinel.dev/drain annotation ("":
 	// none).
 	Drain string
+	// Together places every pod of a StatefulSet on its first node.
+	Together bool
 }
 
 // constrain sets in spec what the workload asks of where its pods run.
@@ -193,6 +195,7 @@ func (w *World) draw() Scenario {
 	}
 	w.drawStorage(&sc)
 	w.drawRules(&sc)
+	w.drawBreakGlass(&sc)
 	return sc
 }
 

@@ -600,6 +600,41 @@ var schedules = map[string]struct {
 			}
 		},
 	},
+	"23 break-glass: the ledger before the DELETE, each pod deleted once, across restarts": {
+		// A StatefulSet's only pod under minAvailable 1 on the plan's
+		// node; past the deadline (1 min) an override approved by bob
+		// covers it, one by the requester does not. maintd is killed
+		// right after the ledger entry is written (no DELETE sent), then
+		// right after the DELETE is applied (its answer lost): the next
+		// leaders send the DELETE once, with the UID and grace, and
+		// settle the entry from the pod.
+		scenario: Scenario{Nodes: 3, FromFirstNode: true, Workloads: []Workload{{Name: "app1", Replicas: 2, PDB: "max1"},
+			{Name: "solo", Kind: statefulSet, Replicas: 1, PDB: "never", On: "node-1"}}},
+		maxNodes: 1,
+		path: []string{"person alice: approve override mo-self", "evict shop/solo-0 -> 429", "break-glass kill point: after-ledger",
+			"break-glass kill point: after-delete", "delete pods shop/solo-0 -> ok"},
+		run: func(w *World) {
+			w.bg.on = true
+			w.arm(killAfterLedger)
+			w.arm(killAfterDelete)
+			spec := planSpec("node-1")
+			spec.Deadline, spec.AcceptedRisks = &metav1.Duration{Duration: time.Minute}, breakGlassRisks
+			w.createPlan("plan-1", spec)
+			w.mu.Lock()
+			w.createOverride(override("mo-self", requester, time.Hour, 1, "solo"))
+			w.createOverride(override("mo-1", approver, 30*time.Minute, 1, "solo"))
+			w.mu.Unlock()
+			for i := 0; i < 200 && !strings.Contains(w.Trace(), "break-glass kill point: after-delete"); i++ {
+				if w.leader() == nil {
+					w.start(labels.Everything(), "")
+				}
+				w.mu.Lock()
+				w.cluster()
+				w.mu.Unlock()
+				w.rounds(1, 5*time.Second, resources...)
+			}
+		},
+	},
 }
 
 // TestSchedules runs the written schedules: each walks its path and keeps

@@ -379,6 +379,11 @@ func (s *store) apply(r schema.GroupVersionResource, namespace, name string, pat
 	if err := json.Unmarshal(patched, next); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	// As the API server stores it: a map the patch emptied is no map (its
+	// JSON omits it), so the next patch's test of it is a test of null.
+	if nm, _ := meta.Accessor(next); len(nm.GetAnnotations()) == 0 {
+		nm.SetAnnotations(nil)
+	}
 	return s.update(r, next, false)
 }
 

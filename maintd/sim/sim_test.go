@@ -49,6 +49,7 @@ func TestSim(t *testing.T) {
 				}
 				w := New(s)
 				w.Run(*steps)
+				tallyBreakGlass(w)
 				if v, f := w.Violations(), w.Failed(); len(v) > 0 || f != "" || *show {
 					mu.Lock()
 					if len(v) > 0 || f != "" {
@@ -66,6 +67,11 @@ func TestSim(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("%d seeds in %s", n, time.Since(start).Round(time.Millisecond))
+	summary, killed := breakGlassSummary()
+	t.Log(summary)
+	if n >= 1000 && killed < 20 {
+		t.Errorf("only %d seeds killed maintd between a ledger entry and its DELETE (want at least 20)", killed)
+	}
 }
 
 func first(v []string) string {

@@ -197,6 +197,9 @@ type World struct {
 	// opened are, per campaign plan (UID) that sent an eviction, the plans
 	// of its wave that were not about to cordon at its first one.
 	opened map[types.UID]map[string]bool
+	// bg is break-glass: the overrides and what maintd deleted under them
+	// (overrides.go, breakglass.go).
+	bg *breakGlass
 }
 
 // spend is an eviction of maintd that spent a budget: the budget's version
@@ -258,7 +261,7 @@ func New(seed int64) *World {
 		faulting: rand.New(rand.NewPCG(uint64(seed), 0xfa17)), budgeting: rand.New(rand.NewPCG(uint64(seed), 0xb0d9)),
 		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), storing: rand.New(rand.NewPCG(uint64(seed), 0x57055d5)), ruling: rand.New(rand.NewPCG(uint64(seed), 0x701605)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]spend{}, refusedAt: map[string]time.Time{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
-		silence: map[types.UID]*silence{}, surges: map[string]*surgeRecord{}, moved: map[string]*move{}, uncordoned: map[string]time.Time{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}, opened: map[types.UID]map[string]bool{}}
+		silence: map[types.UID]*silence{}, surges: map[string]*surgeRecord{}, moved: map[string]*move{}, uncordoned: map[string]time.Time{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}, opened: map[types.UID]map[string]bool{}, bg: newBreakGlass(seed)}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
 	w.s.watch = func(r schema.GroupVersionResource, ev watch.Event, _ bool) { w.changed(r, ev) }
 	w.s.logf = w.logf
@@ -330,7 +333,7 @@ func (w *World) collect() int {
 func (w *World) createPlan(name string, spec api.MaintenancePlanSpec) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_, err := w.s.create(plansR, &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec})
+	_, err := w.s.create(plansR, &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: w.planAnnotations()}, Spec: spec})
 	w.logf("person: create plan %s for %s -> %s", name, spec.NodeName, errText(err))
 }
 
@@ -393,6 +396,7 @@ func (w *World) next() time.Time {
 	earlier(k)
 	earlier(d)
 	earlier(a)
+	earlier(w.nextOverride())
 	return next
 }
 
@@ -402,6 +406,7 @@ func (w *World) advance(t time.Time) {
 		w.clock.Step(d)
 		w.logf("clock +%s", d)
 	}
+	w.overridesDue()
 }
 
 // Run plays steps drawn from the seed, checking the invariants after each,
