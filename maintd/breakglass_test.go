@@ -3,10 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +23,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
@@ -282,4 +290,174 @@ func approver(t *testing.T, ctx context.Context, user controlplane.User) {
 	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+}
+
+// TestBreakGlassKill: maintd is killed (SIGKILL) at 20 seeded points, one
+// per forced pod, each between a ledger entry's write and its DELETE's
+// answer: a proxy on loopback between maintd and the API server holds
+// each pod DELETE and kills maintd either before passing it on (the
+// DELETE never sent) or after the API server answered it (applied, the
+// answer lost). Each time a new maintd takes over. The API server's audit
+// log shows each of the 20 pods deleted by maintd exactly once (no DELETE
+// twice, none lost), each after its entry; verify's replay agrees.
+func TestBreakGlassKill(t *testing.T) {
+	const pods = 20
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("seed %d", seed)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	e := newEnv(t, ctx, 2)
+	singletons(t, ctx, e, pods)
+	kc := breakGlassAccess(t, ctx)
+	approver(t, ctx, controlplane.Viewer)
+
+	p := &api.MaintenancePlan{ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-kill", Labels: map[string]string{"test": e.label},
+		Annotations: map[string]string{api.CreatedByAnnotation: string(controlplane.Admin)}},
+		Spec: api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 5 * time.Second},
+			MaxConcurrentEvictions: 1, EvictionTimeout: &metav1.Duration{Duration: time.Second},
+			AcceptedRisks: []string{"pdb-zero-spec", "needs-override", "pdb-never-allows", "replacement-unschedulable"}}}
+	p, err := e.plans.Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.deletePlan(t, p) })
+	o, err := overrideClient(t, controlplane.Viewer).Create(ctx, &api.MaintenanceOverride{ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-kill"},
+		Spec: api.MaintenanceOverrideSpec{Plan: p.Name, PlanUID: p.UID, ApprovedBy: string(controlplane.Viewer), Reason: "INC-43",
+			Duration: metav1.Duration{Duration: time.Hour}, Pods: []api.OverridePods{{Namespace: e.ns, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}}},
+			MaxPods: pods, MaxPerPDB: 1}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = overrideClient(t, controlplane.Admin).Delete(context.Background(), o.Name, metav1.DeleteOptions{})
+	})
+
+	// Each kill point, drawn from the seed: before the DELETE is passed on,
+	// or after its answer came back.
+	px := newKillProxy(t, kc, func() bool { return rng.IntN(2) == 0 })
+	var m *maintd
+	start := func() {
+		m = e.startMaintd(t, px.kubeconfig)
+		px.mu.Lock()
+		px.current = m
+		px.mu.Unlock()
+	}
+	start()
+	for len(px.points) < pods {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d of %d kill points reached when the test timed out", len(px.points), pods)
+		case <-px.killed:
+			start()
+		}
+	}
+	done := e.wait(t, ctx, p.Name, "every entry settled, nothing left to force", func(q *api.MaintenancePlan) bool {
+		return len(q.Status.Forced) == pods && !slices.ContainsFunc(q.Status.Forced, func(f api.ForcedDelete) bool { return f.Outcome == "" }) &&
+			q.Status.Pods.Remaining == 0
+	})
+	events, err := cp.Audit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := map[string]int{}
+	for _, ev := range events {
+		if ev.Verb == "delete" && ev.Resource == "pods" && ev.Sub == "" && ev.Namespace == e.ns && !ev.Disconnected {
+			if ev.User != maintdUser || ev.UID == "" {
+				t.Errorf("pod DELETE by %s with uid precondition %q: want maintd's, with one", ev.User, ev.UID)
+			}
+			sent[ev.UID]++
+		}
+	}
+	for _, f := range done.Status.Forced {
+		switch n := sent[string(f.UID)]; {
+		case n > 1:
+			t.Errorf("pod %s/%s (uid %s) was sent %d DELETEs", f.Namespace, f.Pod, f.UID, n)
+		case n == 0:
+			t.Errorf("pod %s/%s (uid %s) is in the ledger (%s) and was never deleted", f.Namespace, f.Pod, f.UID, f.Outcome)
+		}
+	}
+	if len(sent) != pods {
+		t.Errorf("%d pods deleted, want %d", len(sent), pods)
+	}
+	before := 0
+	for _, held := range px.points {
+		if held {
+			before++
+		}
+	}
+	t.Logf("%d kills before a DELETE was passed on, %d after its answer", before, pods-before)
+	if r := verify.Replay(events, []api.MaintenancePlan{*done}, maintdUser); len(r.Mismatches) != 0 {
+		t.Errorf("verify: %v", r.Mismatches)
+	}
+}
+
+// killProxy passes maintd's requests on to the API server, but kills
+// maintd at the first DELETE of each pod: before passing it on, or after
+// the API server answered it, as hold says.
+type killProxy struct {
+	kubeconfig string
+	killed     chan struct{}
+	mu         sync.Mutex
+	current    *maintd
+	// points are the kill points reached, by pod path: true for before
+	// the DELETE was passed on.
+	points map[string]bool
+}
+
+func newKillProxy(t *testing.T, kubeconfig string, hold func() bool) *killProxy {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := &killProxy{killed: make(chan struct{}, 1), points: map[string]bool{}}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport, rp.FlushInterval = rt, -1
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodDelete || !strings.Contains(r.URL.Path, "/pods/") {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		px.mu.Lock()
+		m := px.current
+		_, seen := px.points[r.URL.Path]
+		before := !seen && hold()
+		if !seen {
+			px.points[r.URL.Path] = before
+		}
+		px.mu.Unlock()
+		if seen {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		if !before {
+			rec := httptest.NewRecorder()
+			rp.ServeHTTP(rec, r) // applied; its answer never reaches maintd
+		}
+		m.kill()
+		px.killed <- struct{}{}
+		panic(http.ErrAbortHandler)
+	}))
+	t.Cleanup(srv.Close)
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range raw.Clusters {
+		c.Server, c.CertificateAuthorityData, c.CertificateAuthority = srv.URL, nil, ""
+	}
+	px.kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*raw, px.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	return px
 }

@@ -227,3 +227,25 @@ func TestLedger(t *testing.T) {
 		t.Errorf("entry %+v: want deleted at t0 (settled once)", got)
 	}
 }
+
+// TestRetryTakesItsOwnSlot: a request that got no answer in time is sent
+// again in its own place: with maxConcurrentEvictions 1 it is not held
+// behind itself (found by TestBreakGlassKill: a maintd killed before its
+// forced DELETE left the plan waiting forever).
+func TestRetryTakesItsOwnSlot(t *testing.T) {
+	w := newWorld()
+	w.plan.Spec.MaxConcurrentEvictions = 1
+	w.started(api.Draining, api.EvictionRequested)
+	w.active("web-1", "pod-1", Requested, "10")
+	d := Decide(w.facts, w.plan, t0.Add(time.Minute))
+	var got []string
+	for _, tg := range d.Targets {
+		got = append(got, tg.Name)
+		if !tg.Live {
+			t.Errorf("target %s is not read live before it is sent again", tg.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"web-1"}, got); diff != "" {
+		t.Errorf("targets (-want +got):\n%s\nstatus %s/%s: %s", diff, d.Status.Phase, d.Status.Reason, d.Status.Message)
+	}
+}

@@ -66,7 +66,9 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 	inFlight := 0
 	for _, a := range ep.ActivePods {
 		active[string(a.UID)] = true
-		if a.Outcome != Gone {
+		// A request to try again is not in flight: its new request takes
+		// its place (and its slot).
+		if a.Outcome != Gone && !d.retry[a.UID] {
 			inFlight++
 		}
 	}
