@@ -250,6 +250,35 @@ func TestBreakGlass(t *testing.T) {
 		t.Errorf("%d pods left on the node, want 4", left)
 	}
 
+	// A Warning Event on each deleted pod and on its budget, naming the
+	// plan, the override and its approver.
+	want := map[string]bool{}
+	for _, f := range spent.Status.Forced {
+		want["Pod/"+f.Pod], want["PodDisruptionBudget/"+f.PDB] = true, true
+	}
+	got := map[string]string{}
+	if err := pollUntil(ctx, func() bool {
+		for _, reason := range []string{"ForceDeleted", "BudgetOverridden"} {
+			list, err := e.admin.EventsV1().Events(e.ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + reason})
+			if err != nil {
+				return false
+			}
+			for _, ev := range list.Items {
+				if ev.Type == corev1.EventTypeWarning && ev.Related != nil && ev.Related.Name == p.Name {
+					got[ev.Regarding.Kind+"/"+ev.Regarding.Name] = ev.Note
+				}
+			}
+		}
+		return len(got) == len(want)
+	}); err != nil {
+		t.Errorf("ForceDeleted and BudgetOverridden events: %v, want one on each of %v", got, want)
+	}
+	for obj, note := range got {
+		if !want[obj] || !strings.Contains(note, bob.Name) || !strings.Contains(note, "approved by "+string(controlplane.Viewer)) {
+			t.Errorf("event on %s: %q: want a forced pod or its budget, override %s and its approver named", obj, note, bob.Name)
+		}
+	}
+
 	// kubectl maint verify's replay agrees with the real log, and finds a
 	// ledger edited by hand and a log with a DELETE taken out.
 	plans := []api.MaintenancePlan{*spent}
