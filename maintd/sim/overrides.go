@@ -80,6 +80,8 @@ type breakGlass struct {
 	reviews int
 	kills   map[string]int
 	deletes int
+	// faults are the kill points the seed drew (armed until met).
+	faults []faultKind
 }
 
 type dueOverride struct {
@@ -177,8 +179,20 @@ func (w *World) drawBreakGlass(sc *Scenario) {
 		}
 	}
 	for _, k := range []faultKind{killAfterLedger, killBeforeDelete, killAfterDelete, deleteLost} {
-		if br.IntN(2) == 0 {
+		if br.IntN(4) != 0 {
+			w.bg.faults = append(w.bg.faults, k)
 			w.arm(k)
+		}
+	}
+}
+
+// rearm arms again, as the world settles (its other faults stop), the kill
+// points of break-glass its seed drew and no request met yet: most forced
+// deletes come past the deadline, once the drawn steps are over.
+func (w *World) rearm(armed []armedFault) {
+	for _, f := range armed {
+		if slices.Contains(w.bg.faults, f.kind) {
+			w.armed = append(w.armed, f)
 		}
 	}
 }

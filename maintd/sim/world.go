@@ -521,7 +521,9 @@ func (w *World) step() {
 // Settle stops the faults and lets the world run for up to d of simulated
 // time, then checks how every plan ended.
 func (w *World) Settle(d time.Duration) {
+	armed := w.armed
 	w.armed = nil
+	w.rearm(armed)
 	w.Faults = false
 	for _, in := range slices.Clone(w.instances) {
 		if in.deposed {
