@@ -14,6 +14,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/sentinel-go/sentinel/k8s-analyze v0.0.0-00010101000000-000000000000
 	github.com/sentinel-go/sentinel/k8s-cordon v0.0.0-00010101000000-000000000000
