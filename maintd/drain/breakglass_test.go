@@ -111,6 +111,18 @@ func TestBreakGlass(t *testing.T) {
 				w.plan.Status.Forced = []api.ForcedDelete{{Namespace: "shop", Pod: "web-0", UID: "pod-0", PDB: "web", Override: "o1", Outcome: api.ForcedDeleted}}
 			},
 			phase: api.Blocked, reason: api.OverrideSpent, message: "override o1 is spent: 1 of 1 pods"},
+		{name: "past the deadline, paused: failed as without overrides", now: pastDeadline,
+			setup: func(w *world) {
+				w.facts.Overrides = []api.MaintenanceOverride{override("o1", "bob", 2, 2)}
+				w.facts.Pause = &Pause{Object: "maintd-system/maintd-pause", Since: t0}
+			},
+			phase: api.Failed, reason: api.DeadlineExceeded, message: "while it could not evict (CoolingDown: paused)"},
+		{name: "past the deadline, a dry run: failed", now: pastDeadline,
+			setup: func(w *world) {
+				w.facts.Overrides = []api.MaintenanceOverride{override("o1", "bob", 2, 2)}
+				w.plan.Spec.DryRun = true
+			},
+			phase: api.Failed, reason: api.DeadlineExceeded},
 		{name: "on the forecast, before the deadline", now: t0.Add(55 * time.Minute),
 			setup: func(w *world) {
 				o := override("o1", "bob", 1, 1)
@@ -142,6 +154,9 @@ func TestBreakGlass(t *testing.T) {
 				if !hasActive(d.Status, tg.UID) {
 					t.Errorf("forced target %s has no active eviction entry", tg.UID)
 				}
+			}
+			if d.Requeue > 0 && d.Requeue < time.Millisecond {
+				t.Errorf("requeue in %s: a plan past its deadline waits on events, not on its deadline again", d.Requeue)
 			}
 			if len(d.Status.Forced) != len(w.plan.Status.Forced) {
 				t.Errorf("the decision wrote %d ledger entries: the controller writes them, after the eviction is refused", len(d.Status.Forced)-len(w.plan.Status.Forced))

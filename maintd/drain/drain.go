@@ -292,6 +292,26 @@ func Started(st *api.MaintenancePlanStatus) bool {
 	return st.EvictionProgress != nil && st.EvictionProgress.Scope != ""
 }
 
+// CordonMayLand reports whether a plan in this status holds its node's
+// slot even where no annotation shows it: it decided to cordon (Cordoning),
+// or it failed its deadline while cordoning and its last cordon was not
+// refused. The cordon it sent may have landed while a cache that lags
+// shows neither, or land yet; only the node's annotation read live, or the
+// plan's deletion, says otherwise. A plan whose cordon the API refused (the
+// Refused condition) frees the slot.
+func CordonMayLand(st *api.MaintenancePlanStatus) bool {
+	if st.Phase == api.Cordoning {
+		return true
+	}
+	n := len(st.History)
+	if st.Phase != api.Failed || st.Reason != api.DeadlineExceeded || n < 2 || st.History[n-2].Phase != api.Cordoning {
+		return false
+	}
+	// The Refused condition turns False as the plan leaves Cordoning; that
+	// it is there at all says the API refused its cordon.
+	return meta.FindStatusCondition(st.Conditions, api.ConditionRefused) == nil
+}
+
 // HoldsCordon reports whether a plan in this status has cordoned its node or
 // is about to.
 func HoldsCordon(st *api.MaintenancePlanStatus) bool {
@@ -338,6 +358,7 @@ type decider struct {
 	// could not serve a pod; disabled, maintd may not delete pods.
 	overrides    []*overrideState
 	pastDeadline bool
+	evicting     bool
 	noForce      []string
 	disabled     bool
 }
@@ -399,8 +420,17 @@ func (d *decider) decide() {
 		}
 		// Overrides name the plan: past its deadline they act on the pods
 		// the budgets refuse (breakglass.go); the plan is Blocked, not
-		// Failed, when none is left to serve them.
+		// Failed, when none is left to serve them. Only a plan that gets
+		// as far as its evictions: one that stops before (paused, its
+		// node gone or uncordoned, a dry run, a wave) fails as without.
 		d.pastDeadline = true
+		defer func() {
+			if !d.evicting && !Final(&d.st) {
+				d.dec.Action, d.dec.Targets, d.dec.Scales = None, nil, nil
+				d.set(api.Failed, api.DeadlineExceeded, "the plan's deadline %s passed (started %s, deadline %s) while it could not evict (%s: %s); %d of %d pods evicted; the node stays cordoned: delete the plan to uncordon it",
+					d.spec.Deadline, ep.StartedAt.UTC().Format(time.RFC3339), ep.Deadline.UTC().Format(time.RFC3339), d.st.Phase, d.st.Reason, d.st.Pods.Evicted, d.st.Pods.Total)
+			}
+		}()
 	}
 	if pz := d.f.Pause; pz != nil {
 		// Paused: the plan holds where it is (a cordon made stays, the
@@ -494,7 +524,13 @@ func (d *decider) decide() {
 	if d.highRisk(pods) {
 		return
 	}
-	if w := d.f.Wave; w != nil && len(w.Cordoning) > 0 && d.st.Pods.Evicted == 0 && len(ep.ActivePods) == 0 && len(ep.Surges) == 0 {
+	// The wave's gate opens at the plan's first eviction the API server
+	// accepted: a first request decided and never answered (maintd
+	// stopped, the answer lost or unknown) is held again while the wave is
+	// about to cordon (seed 917: decided while the other plan was Blocked,
+	// sent after a pause said over its block).
+	answered := slices.ContainsFunc(ep.ActivePods, func(a api.ActivePod) bool { return a.Outcome == Accepted || a.Outcome == Gone })
+	if w := d.f.Wave; w != nil && len(w.Cordoning) > 0 && d.st.Pods.Evicted == 0 && !answered && len(ep.Surges) == 0 {
 		const show = 5
 		names := w.Cordoning[:min(len(w.Cordoning), show)]
 		more := ""

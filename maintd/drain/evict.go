@@ -37,6 +37,7 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 	for _, a := range ep.ActivePods {
 		d.waits.Add(waits.PDBs, a.Namespace) // its PDB is the one the API answered with, or none yet
 	}
+	d.evicting = true
 	waiting := d.settle()
 	d.breakGlass()
 	recovered := d.liftCooldowns()
@@ -58,8 +59,8 @@ func (d *decider) drain(pods []analyze.PodVerdict) {
 		d.set(api.CoolingDown, api.EvictionThrottled, "the API server throttled another plan's eviction: evictions resume at %s", d.f.ThrottledUntil.UTC().Format(time.RFC3339))
 		return
 	}
-	if d.surge(pods) {
-		return
+	if !d.pastDeadline && d.surge(pods) {
+		return // past the deadline no surge starts: an override, or nothing, moves the pods
 	}
 
 	active := map[string]bool{}

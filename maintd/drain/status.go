@@ -91,7 +91,9 @@ func clearBookkeeping(st *api.MaintenancePlanStatus) {
 func (d *decider) finish() {
 	st := &d.st
 	st.ObservedGeneration = d.p.Generation
-	if ep := st.EvictionProgress; ep != nil && ep.Deadline != nil && !Final(st) && st.Phase != api.Drained {
+	if ep := st.EvictionProgress; ep != nil && ep.Deadline != nil && !Final(st) && st.Phase != api.Drained && ep.Deadline.After(d.at) {
+		// Past it, an override keeps the plan (breakGlass): nothing is
+		// left to wait for at the deadline.
 		d.requeueAt(ep.Deadline.Time)
 		if ep.NextActionAt != nil && ep.NextActionAt.After(d.now) {
 			d.requeueAt(ep.NextActionAt.Time)

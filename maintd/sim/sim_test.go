@@ -122,6 +122,12 @@ var fixed = map[int64]string{
 	122: "a plan deleted with its finalizer removed (as a restore from backup loses it) left its cordon on the node and its surge on the owner forever",
 	// The volumes'.
 	927: "a storage provider evicted while a consumer of its driver's volumes was still Terminating on the node (a consumer Pending on a Multi-Attach, never attached there, evicted: its drain group counted no pod left)",
+	// Break-glass's.
+	42:  "a plan kept past its deadline by an override asked to decide again at its deadline, in the past: every nanosecond; and started a surge again after each restore",
+	69:  "a plan past its deadline that stopped before its evictions (its node uncordoned by a person) waited for an override's deletion that woke nothing; now it fails as without overrides",
+	124: "a dry run past its deadline with an override never failed",
+	186: "a plan failed its deadline while cordoning, its cordon landed but not yet cached: the slot counted free and another plan decided to cordon (2 nodes, 1 slot)",
+	917: "a campaign plan's first eviction, decided while another plan of its wave was Blocked and never answered, was sent after a pause said over that block (the gate now opens at the first accepted eviction)",
 	// The drain rules'.
 	45: "a pod of order 0 evicted while a pod its plan's drain rules put first (order -2) was still Terminating on the node",
 }

@@ -6,7 +6,9 @@
 // A node holds a slot when its cordon-owner annotation names a plan that
 // exists (same name and UID: the annotation is the truth about who holds a
 // cordon), or when a plan decided to cordon it and has not yet been seen to
-// (status phase Cordoning: the intent is persisted before the write).
+// (status phase Cordoning: the intent is persisted before the write), or
+// failed its deadline while cordoning, its cordon not refused
+// (drain.CordonMayLand: it may have landed unseen).
 package slots
 
 import (
@@ -22,7 +24,8 @@ type Holder struct {
 	Node string
 	Plan *api.MaintenancePlan
 	// Landed: the node's cordon-owner annotation names Plan. Otherwise
-	// Plan is Cordoning: its cordon is on its way.
+	// Plan is Cordoning, or failed while cordoning: its cordon is on its
+	// way, or may have landed unseen.
 	Landed bool
 }
 
@@ -43,7 +46,7 @@ func Held(plans []*api.MaintenancePlan, owners map[string]string) []Holder {
 		}
 	}
 	for _, p := range plans {
-		if _, ok := held[p.Spec.NodeName]; !ok && p.Status.Phase == api.Cordoning {
+		if _, ok := held[p.Spec.NodeName]; !ok && drain.CordonMayLand(&p.Status) {
 			held[p.Spec.NodeName] = Holder{Node: p.Spec.NodeName, Plan: p}
 		}
 	}
@@ -73,10 +76,11 @@ func Nodes(held []Holder) []string {
 // Changed reports whether a plan's update (old to p; old nil for a plan
 // created, p nil for one deleted) can change Held: a plan that comes or
 // goes makes the annotations naming it count or not, and a plan's intent
-// to cordon (Cordoning) holds a slot until its annotation shows.
+// to cordon (Cordoning, or failed while cordoning) holds a slot until its
+// annotation shows.
 func Changed(old, p *api.MaintenancePlan) bool {
 	if old == nil || p == nil {
 		return true
 	}
-	return old.UID != p.UID || (old.Status.Phase == api.Cordoning) != (p.Status.Phase == api.Cordoning)
+	return old.UID != p.UID || drain.CordonMayLand(&old.Status) != drain.CordonMayLand(&p.Status)
 }

@@ -21,6 +21,17 @@ func TestHeld(t *testing.T) {
 	recreated := plan("c", "n3", "uid-c2", api.Pending) // the annotation names uid-c1
 	done := plan("d", "n4", "uid-d", api.Completed)
 	landed := plan("e", "n5", "uid-e", api.Cordoning) // Cordoning, and its cordon is seen
+	// Failed at its deadline while cordoning: its cordon may have landed
+	// (a lagging cache shows neither), unless it was refused.
+	failed := plan("f", "n6", "uid-f", api.Failed)
+	failed.Status.Reason = api.DeadlineExceeded
+	failed.Status.History = []api.Transition{{Phase: api.Cordoning, Reason: api.CordonSubmitted}, {Phase: api.Failed, Reason: api.DeadlineExceeded}}
+	refused := failed.DeepCopy()
+	refused.Name, refused.UID, refused.Spec.NodeName = "g", "uid-g", "n7"
+	refused.Status.Conditions = []metav1.Condition{{Type: api.ConditionRefused, Status: metav1.ConditionFalse}} // turned False as it failed
+	drained := failed.DeepCopy()
+	drained.Name, drained.UID, drained.Spec.NodeName = "h", "uid-h", "n8"
+	drained.Status.History[0].Phase = api.Draining
 	tests := []struct {
 		name   string
 		plans  []*api.MaintenancePlan
@@ -44,6 +55,12 @@ func TestHeld(t *testing.T) {
 			plans: []*api.MaintenancePlan{done}, owners: map[string]string{"n4": "maintenanceplan/d/uid-d"}, want: []string{"n4/d/true"}},
 		{name: "a node counts once, landed",
 			plans: []*api.MaintenancePlan{landed}, owners: map[string]string{"n5": "maintenanceplan/e/uid-e"}, want: []string{"n5/e/true"}},
+		{name: "a plan that failed while cordoning holds its node: its cordon may have landed (seed 186)",
+			plans: []*api.MaintenancePlan{failed}, want: []string{"n6/f/false"}},
+		{name: "one whose cordon was refused does not",
+			plans: []*api.MaintenancePlan{refused}, want: []string{}},
+		{name: "nor one that failed draining, its annotation gone",
+			plans: []*api.MaintenancePlan{drained}, want: []string{}},
 		{name: "in node order",
 			plans:  []*api.MaintenancePlan{landed, b, a},
 			owners: map[string]string{"n1": "maintenanceplan/a/uid-a", "n5": "maintenanceplan/e/uid-e"},
