@@ -23,15 +23,17 @@ func app() *cli.App {
 		Name:    name,
 		Summary: "drain a node through maintd, and watch it happen (kubectl maint)",
 		Synopsis: []string{
-			"kubectl maint drain NODE (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]",
-			"                         [--surge] [--reason TEXT] [--name PLAN] [--dry-run] [--keep] [--wait|--no-wait] [--timeout D] [-o json|yaml]",
+			"kubectl maint drain (NODE...|-l SELECTOR) (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]",
+			"                         [--surge] [--reason TEXT] [--name NAME] [--dry-run[=none|client|server]] [--keep] [--wait|--no-wait] [--timeout D] [-o json|yaml]",
 			"kubectl maint uncordon NODE [--keep] [--timeout D] [-o json|yaml]",
-			"kubectl maint status [NODE|PLAN] [-w|--exit-code] [-o json|yaml]",
+			"kubectl maint status [NODE|PLAN|CAMPAIGN] [-w|--exit-code] [-o json|yaml]",
 			"kubectl maint preflight NODE [--workloads ...|--all-workloads] [--accept RISK]... [--surge] [-o table|json|yaml]",
 			"kubectl maint retry CAMPAIGN NODE... [-o json|yaml]",
 			"kubectl maint override PLAN -n NAMESPACE (--workload KIND/NAME...|-l SELECTOR) --max-pods N --reason TEXT",
 			"                         [--max-per-pdb N] [--for 30m] [--act-after deadline|forecast] [--name NAME] [--dry-run none|client|server] [-o json|yaml]",
 			"kubectl maint verify --audit-log FILE [--plans FILE] [--maintd-user USER]",
+			"kubectl maint pause --reason TEXT [--pause-configmap NS/NAME] [--dry-run[=none|client|server]]",
+			"kubectl maint resume [--pause-configmap NS/NAME] [--dry-run[=none|client|server]]",
 		},
 		Doc: doc,
 		Examples: []command.Example{
@@ -40,14 +42,16 @@ func app() *cli.App {
 			{Comment: "Only the web shop's Deployment may move; accept that its volume re-attaches", Command: "kubectl maint drain node-1 --workloads deployment/shop/web --accept rwo-reattach --deadline 30m"},
 			{Comment: "What would a drain of node-1 do? The preflight, in-process, and a dry run by maintd", Command: "kubectl maint preflight node-1 && kubectl maint drain node-1 --all-workloads --dry-run"},
 			{Comment: "Start the drain and return; follow it later", Command: "kubectl maint drain node-1 --all-workloads --no-wait && kubectl maint status -w node-1"},
+			{Comment: "Drain the nodes of pool blue as a campaign, a wave at a time, and watch the whole", Command: "kubectl maint drain -l pool=blue --all-workloads --reason 'kernel 6.12 (change-4713)'"},
 			{Comment: "The work is done: uncordon node-1 and delete its plan", Command: "kubectl maint uncordon node-1"},
 			{Comment: "Every plan on one screen, then one in detail", Command: "kubectl maint status && kubectl maint status node-1"},
 			{Comment: "Drain node-17 of campaign pool-b-kernel again, its plan having been deleted before it ended", Command: "kubectl maint retry pool-b-kernel node-17"},
 			{Comment: "Break glass (a second person): maintd may delete db's pods of plan node-1-x7k2p that its budget never lets it evict, at most 1, for 30m after the deadline", Command: "kubectl maint override node-1-x7k2p -n shop --workload StatefulSet/db --max-pods 1 --reason 'INC-2231: node-1 must go'"},
+			{Comment: "Stop all maintenance for an incident (maintd's pause switch), and go on afterwards", Command: "kubectl maint pause --reason 'INC-2240: storage degraded' && kubectl maint resume"},
 			{Comment: "Check from the API server's audit log that every pod maintd deleted was in a ledger first, and approved", Command: "kubectl maint verify --audit-log /var/log/kubernetes/audit.log"},
 		},
 		ExitCodes: []command.ExitCode{
-			{Code: exitcode.OK, Meaning: "drained (drain, status -w), completed (uncordon), low risk (preflight), shown (status, whatever the plan's phase), listed (retry), created (override), all match (verify)"},
+			{Code: exitcode.OK, Meaning: "drained (drain, status -w; a campaign: every node drained), completed (uncordon), low risk (preflight), shown (status, whatever the plan's phase), listed (retry), created (override), all match (verify), set or lifted, or already so (pause, resume)"},
 			{Code: exitcode.Error, Meaning: "bad flags or arguments, an unknown node, no cluster, the CRD missing, a node retry refuses, an override approved by the plan's requester: nothing written, nothing on stdout; a mismatch (verify, listed on stdout)"},
 			{Code: exitcode.NotNow, Meaning: "still waiting when --timeout ended or at Ctrl-C (the plan goes on); on its way (status --exit-code); medium risk (preflight)"},
 			{Code: exitcode.Blocked, Meaning: "the plan is Blocked or Failed, the reason on stderr (status --exit-code: on stdout); high risk or a plan that would block (preflight)"},
@@ -56,7 +60,7 @@ func app() *cli.App {
 			{Path: "docs/maintd.md", What: "maintd in a cluster: install, privileges, metrics, alerts, events"},
 			{Path: "maintd/cmd/kubectl-maint/kubectl_complete-maint", What: "kubectl's plugin completion (kubectl maint <TAB>), installed next to kubectl-maint by make build"},
 		},
-		Commands: []*cli.Command{drainCommand(), uncordonCommand(), statusCommand(), preflightCommand(), retryCommand(), overrideCommand(), verifyCommand(), completeCommand()},
+		Commands: []*cli.Command{drainCommand(), uncordonCommand(), statusCommand(), preflightCommand(), retryCommand(), overrideCommand(), verifyCommand(), pauseCommand(), resumeCommand(), completeCommand()},
 	}.App()
 }
 

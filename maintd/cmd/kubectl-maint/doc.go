@@ -11,15 +11,20 @@
 //
 // Verbs:
 //
-//	drain      create a plan for NODE and follow it until Drained, Blocked or Failed
-//	uncordon   release NODE's plan, follow it to Completed, delete it; delete a
-//	           Failed plan, which maintd never releases, lifting its cordon
-//	status     every plan on one screen, or one in detail; -w follows it
+//	drain      create a plan for NODE and follow it until Drained, Blocked or Failed;
+//	           for NODE NODE... or -l SELECTOR, a campaign, followed as a whole
+//	uncordon   release NODE's plan, follow it to Completed, delete it (a
+//	           campaign's is kept); delete a Failed plan, which maintd never
+//	           releases, lifting its cordon
+//	status     the pause switch, the campaigns and the plans on one screen, or
+//	           one in detail; -w follows it
 //	preflight  what a plan for NODE would do, judged now, writing nothing
 //	retry      drain nodes of a campaign again: list them in its spec.retry
 //	override   break-glass: a second person lets maintd delete a plan's pods
 //	           that no PodDisruptionBudget lets it evict (MaintenanceOverride)
 //	verify     replay the API server's audit log against the plans' ledgers
+//	pause      set maintd's pause switch (every plan and campaign holds), with a reason
+//	resume     lift it
 //
 // "kubectl maint VERB --help" shows each verb's options. Flags may follow
 // the verb's arguments. Progress goes to stderr: the steps of the plan's

@@ -23,9 +23,9 @@ import (
 func drainCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "drain",
-		Usage: "create a MaintenancePlan for NODE and follow it until Drained, Blocked or Failed",
-		UsageText: `kubectl maint drain NODE (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]
-                         [--surge] [--reason TEXT] [--name PLAN] [--dry-run] [--keep] [--wait|--no-wait] [--timeout D] [-o json|yaml]`,
+		Usage: "create a MaintenancePlan for NODE (a MaintenanceCampaign for NODE NODE... or -l SELECTOR) and follow it until Drained, Blocked or Failed",
+		UsageText: `kubectl maint drain (NODE... | -l SELECTOR) (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]
+                         [--surge] [--reason TEXT] [--name NAME] [--dry-run[=none|client|server]] [--keep] [--wait|--no-wait] [--timeout D] [-o json|yaml]`,
 		Description: `Drain creates a MaintenancePlan for NODE, named NODE-<random> (or --name),
 labelled maintenance.sentinel.dev/created-by with the user the API server
 knows you as, and app.kubernetes.io/managed-by=kubectl-maint. maintd does
@@ -52,11 +52,35 @@ meanwhile is read again and stays. --keep leaves it: maintd
 then starts it if its cause clears before its start-by (spec.startWithin
 after its creation, 1h; past it the plan expires, the node untouched).
 
---dry-run creates the plan with spec.dryRun: maintd runs the checks and a
-server-side dry run of each eviction, writing nothing but the plan's
-status; drain prints each pod's verdict, deletes the plan, and exits 0
-when every eviction would be accepted now, 2 when a budget refuses one now,
-3 when the plan is blocked or an eviction is refused for good.
+--dry-run (--dry-run=server) creates the plan with spec.dryRun: maintd
+runs the checks and a server-side dry run of each eviction, writing
+nothing but the plan's status; drain prints each pod's verdict, deletes
+the plan, and exits 0 when every eviction would be accepted now, 2 when a
+budget refuses one now, 3 when the plan is blocked or an eviction is
+refused for good. --dry-run=client prints the plan (or campaign) it would
+create, sending nothing. A mode is given after "=", as kubectl's.
+
+More than one NODE, or -l SELECTOR (the nodes whose labels match, chosen
+by maintd once, when the campaign starts), makes a MaintenanceCampaign
+instead, named drain-<random> (or --name), with the same settings
+(--workloads or --all-workloads, --accept, --reason, --surge,
+--volume-detach-timeout; --deadline bounds the whole campaign, 6h by
+default). maintd checks that the nodes left schedulable can take the pods,
+then makes one plan per node, a wave at a time, and pauses the campaign by
+its breaker when the cluster gets sick (docs/maintd.md, "Campaigns"). Drain
+refuses, writing nothing, a node that does not exist or already has a plan
+that is not Completed, and a selector that matches no node. It then follows
+the campaign: a line at each change of its phase or counts and, on a
+terminal, a live view of the whole: its nodes by state, a bar of the nodes
+drained, the pods moved, the breaker, the plans at work and the ETA (the
+wave's by its plans' forecasts, the campaign's at the pace so far). stdout
+gets "maintenancecampaign/NAME PHASE", or with -o the campaign. Exit code:
+0 Drained (every node drained, each waiting for "kubectl maint uncordon
+NODE") or Completed; 3 Blocked or Failed; 2 still waiting when --timeout
+ends. A campaign that ends the follow before it made a plan (Blocked
+insufficient-capacity, say) is deleted unless --keep. Campaigns have no
+dry run by maintd: --dry-run=server has the API server check the
+campaign, writing nothing.
 
 --accept names what the plan accepts (spec.acceptedRisks): a high-risk
 finding of the analysis (kubectl maint preflight shows them), each of
@@ -74,13 +98,14 @@ the pod's Deployment, waits until the new pod is Ready, evicts the old one
 			&cli.StringSliceFlag{Name: "workloads", Usage: "the workloads whose pods may be evicted: `KIND/NAMESPACE/NAME`, comma-separated or repeated (kind: deployment, statefulset, replicaset, job)"},
 			&cli.BoolFlag{Name: "all-workloads", Usage: "every pod a controller owns may be evicted (DaemonSet, mirror and finished pods stay)"},
 			&cli.StringSliceFlag{Name: "accept", Usage: "accept `RISK`, comma-separated or repeated (spec.acceptedRisks): a high-risk k8s-analyze finding, or a cause of a drain forecast of never that you know will clear; " + plan.AcceptableText()},
-			&cli.StringFlag{Name: "deadline", Usage: "fail the drain if it is not Drained `DURATION` after the cordon (default: 1h)"},
+			&cli.StringFlag{Name: "selector", Aliases: []string{"l"}, Usage: "drain the nodes whose labels match `SELECTOR` (pool=blue,zone in (a,b)) as a campaign"},
+			&cli.StringFlag{Name: "deadline", Usage: "fail the drain if it is not Drained `DURATION` after the cordon (default: 1h; a campaign's: from its start, 6h)"},
 			&cli.StringFlag{Name: "volume-detach-timeout", Usage: "Drained waits for the pods' volumes to detach from the node; Blocked (volume-detach-stuck) if one takes longer than `DURATION` (default: 5m)"},
 			&cli.BoolFlag{Name: "surge", Usage: "move a pod whose PodDisruptionBudget never allows its eviction (one replica, minAvailable: 1) with no downtime: one more replica of its Deployment first, restored after (spec.surge: IfNeeded)"},
 			&cli.StringFlag{Name: "reason", Usage: "why, shown in the plan and on the node (`TEXT`, e.g. a change ticket)"},
-			&cli.StringFlag{Name: "name", Usage: "the plan's `NAME` (default: NODE-<random>)"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "maintd checks and dry-runs each eviction; nothing but the plan is written, and it is deleted at the end"},
-			&cli.BoolFlag{Name: "keep", Usage: "leave the plan when drain ends before the drain started (Blocked, Ctrl-C, --timeout): maintd starts it if its cause clears before its start-by"},
+			&cli.StringFlag{Name: "name", Usage: "the plan's (or campaign's) `NAME` (default: NODE-<random>, drain-<random>)"},
+			newDryRunFlag("`MODE`: none; server (--dry-run alone): maintd checks and dry-runs each eviction, nothing but the plan is written, and it is deleted at the end (a campaign: the API server checks it); client prints what would be created; give it as --dry-run=MODE"),
+			&cli.BoolFlag{Name: "keep", Usage: "leave the plan (campaign) when drain ends before the drain started (Blocked, Ctrl-C, --timeout): maintd starts it if its cause clears before its start-by"},
 			&cli.BoolFlag{Name: "wait", Value: true, Usage: "follow the plan until its outcome"},
 			&cli.BoolFlag{Name: "no-wait", Usage: "create the plan and return (as --wait=false)"},
 			timeoutFlag,
@@ -92,6 +117,9 @@ the pod's Deployment, waits until the new pod is Ready, evicts the old one
 }
 
 func drainAction(c *cli.Context) error {
+	if c.IsSet("selector") || c.NArg() > 1 {
+		return drainCampaign(c)
+	}
 	if err := args(c, 1, 1, "NODE"); err != nil {
 		return err
 	}
@@ -133,7 +161,10 @@ func drainAction(c *cli.Context) error {
 				req.Node, p.Name, orDash(string(p.Status.Phase)), orDash(string(p.Status.Reason)), p.Name, req.Node)
 		}
 	}
-	created, err := cl.plans.Create(ctx, plan.New(req, cl.whoami(c)), metav1.CreateOptions{})
+	if req.mode == dryRunClient {
+		return dryRunClientOut(c, format, printable(plan.New(req.Request, cl.whoami(c))))
+	}
+	created, err := cl.plans.Create(ctx, plan.New(req.Request, cl.whoami(c)), metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create plan for node %s: %w", req.Node, err)
 	}
@@ -199,41 +230,62 @@ func leaveNothing(ctx context.Context, cl *clients, p *api.MaintenancePlan, dryR
 	return "", false, fmt.Errorf("it kept changing while being deleted")
 }
 
+// request is a drain as asked: the plan's request and the --dry-run mode.
+type request struct {
+	plan.Request
+	mode string
+}
+
 // drainRequest reads drain's (and preflight's) flags and NODE.
-func drainRequest(c *cli.Context) (plan.Request, error) {
-	req := plan.Request{Node: c.Args().First(), Name: c.String("name"), Reason: c.String("reason"), AllWorkloads: c.Bool("all-workloads"), DryRun: c.Bool("dry-run"), Surge: c.Bool("surge")}
+func drainRequest(c *cli.Context) (request, error) {
+	req := request{Request: plan.Request{Node: c.Args().First(), Name: c.String("name"), Reason: c.String("reason"), AllWorkloads: c.Bool("all-workloads"), Surge: c.Bool("surge")}}
 	if err := plan.ValidName("node", req.Node); err != nil {
 		return req, command.Usage("%v", err)
 	}
+	if err := settings(c, &req); err != nil {
+		return req, err
+	}
+	req.DryRun = req.mode == dryRunServer
+	return req, nil
+}
+
+// settings reads the flags a plan and a campaign share.
+func settings(c *cli.Context, req *request) error {
+	if c.Command.Name == "drain" {
+		var err error
+		if req.mode, err = dryRun(c); err != nil {
+			return err
+		}
+	}
 	if c.IsSet("name") {
 		if err := plan.ValidName("--name", req.Name); err != nil {
-			return req, command.Usage("%v", err)
+			return command.Usage("%v", err)
 		}
 	}
 	var err error
 	if req.Workloads, err = plan.ParseWorkloads(c.StringSlice("workloads")); err != nil {
-		return req, command.Usage("%v", err)
+		return command.Usage("%v", err)
 	}
 	if req.Accept, err = plan.ParseAccept(c.StringSlice("accept")); err != nil {
-		return req, command.Usage("%v", err)
+		return command.Usage("%v", err)
 	}
 	if c.IsSet("deadline") {
 		if req.Deadline, err = plan.ParseDeadline(c.String("deadline")); err != nil {
-			return req, command.Usage("%v", err)
+			return command.Usage("%v", err)
 		}
 	}
 	if c.IsSet("volume-detach-timeout") {
 		if req.VolumeDetachTimeout, err = plan.ParseDuration("volume-detach-timeout", c.String("volume-detach-timeout")); err != nil {
-			return req, command.Usage("%v", err)
+			return command.Usage("%v", err)
 		}
 	}
 	switch {
 	case len(req.Workloads) > 0 && req.AllWorkloads:
-		return req, command.Usage("--workloads and --all-workloads: choose one")
+		return command.Usage("--workloads and --all-workloads: choose one")
 	case len(req.Workloads) == 0 && !req.AllWorkloads && c.Command.Name == "drain":
-		return req, command.Usage("which pods may be evicted? give --workloads KIND/NAMESPACE/NAME,... or --all-workloads")
+		return command.Usage("which pods may be evicted? give --workloads KIND/NAMESPACE/NAME,... or --all-workloads")
 	}
-	return req, nil
+	return nil
 }
 
 // watch follows plan p to goal, showing its steps (and on a terminal the

@@ -167,7 +167,8 @@ func newEnv(ctx context.Context, delay string) (env, error) {
 // v1.37.2), and on PATH kubectl-maint (this binary), kubectl and
 // kubectl_complete-maint. UPDATE=1 rewrites the goldens.
 //
-// Custom commands: plumbing/scripttest (exits N PROG ARGS...).
+// Custom commands: plumbing/scripttest (exits N PROG ARGS...), and
+// addnodes NAME... (kwok nodes of the script's pool, $NS, Ready).
 func TestScript(t *testing.T) {
 	here, err := filepath.Abs(".")
 	if err != nil {
@@ -178,7 +179,7 @@ func TestScript(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE") == "1",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
-		Cmds:                scripttest.Cmds(),
+		Cmds:                cmds(),
 		Setup: func(te *testscript.Env) error {
 			if err := scripttest.SetRepo(te); err != nil {
 				return err
@@ -199,4 +200,18 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// cmds are plumbing/scripttest's commands and addnodes.
+func cmds() map[string]func(*testscript.TestScript, bool, []string) {
+	m := scripttest.Cmds()
+	m["addnodes"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) == 0 {
+			ts.Fatalf("usage: addnodes NAME...")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		ts.Check(cp.CreateNodes(ctx, ts.Getenv("NS"), args...))
+	}
+	return m
 }

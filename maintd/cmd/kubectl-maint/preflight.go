@@ -106,7 +106,7 @@ func preflightAction(c *cli.Context) error {
 		return err
 	}
 	now := timeNow()
-	p := plan.New(req, "")
+	p := plan.New(req.Request, "")
 	p.Name, p.UID, p.Generation, p.CreationTimestamp = "preflight", "preflight", 1, metav1.NewTime(now)
 	f, d, err := preview(cl, cluster, p, c.Int("max-nodes-in-maintenance"), pause, now)
 	if err != nil {

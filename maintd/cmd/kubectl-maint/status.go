@@ -16,6 +16,7 @@ import (
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/follow"
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/plan"
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/view"
+	"github.com/sentinel-go/sentinel/maintd/controller"
 	"github.com/sentinel-go/sentinel/plumbing/command"
 	"github.com/sentinel-go/sentinel/plumbing/document"
 	"github.com/sentinel-go/sentinel/plumbing/exitcode"
@@ -24,11 +25,22 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Usage:     "every plan on one screen, or one plan in detail; -w follows it",
-		UsageText: "kubectl maint status [NODE|PLAN] [-w [--timeout D]|--exit-code] [-o json|yaml]",
-		Description: `Without an argument, status lists every plan: node, phase, reason, pods
-evicted of total, how long the phase has lasted, the ETA, age and who
-created it.
+		Usage:     "every campaign and plan on one screen, or one in detail; -w follows it",
+		UsageText: "kubectl maint status [NODE|PLAN|CAMPAIGN] [-w [--timeout D]|--exit-code] [-o json|yaml] [--pause-configmap NS/NAME]",
+		Description: `Without an argument, status shows first maintd's pause switch, when it is
+set (since when, by whom, why), then one line per campaign: its phase and
+reason, its nodes by state (Pending, Draining, Drained, Completed,
+Blocked, Failed: the phase of each node's plan, or what became of the
+node once its plan is gone), pods evicted of those on its nodes at its
+start, its breaker, its wave and age; then every plan that no campaign
+made: node, phase, reason, pods evicted of total, how long the phase has
+lasted, the ETA, age and who created it. A campaign's plans are not
+listed one by one: "kubectl maint status CAMPAIGN" shows them.
+
+With a CAMPAIGN, it shows the campaign in detail: what it selects, its
+phase with the message, the wave, pods, breaker, capacity check, deadline
+and ETA, then its nodes grouped by state, each with its plan, that
+plan's phase and pods, and why it is blocked or failed.
 
 With a PLAN, or a NODE (its plan that is not Completed, else its newest),
 it shows the plan in detail: phase and reason with the message, the pods,
@@ -40,18 +52,21 @@ Exit code: 0 when it showed what was asked, whatever the plan's phase (a
 script under set -e goes on); 1 when it could not (no such plan, no
 cluster). --exit-code exits with the plan's code instead, as it is now,
 without watching (as git diff --exit-code): 0 Drained (Completed once
-released), 2 on its way, 3 Blocked, Failed or expired.
+released), 2 on its way, 3 Blocked, Failed or expired; of a campaign: 0
+Drained or Completed, 2 on its way, 3 Blocked or Failed.
 
 -w follows the plan as drain does (or as uncordon does, once it is
 released), with the same view and exit codes: 0 at its outcome, 3 Blocked,
 Failed or expired, 2 still waiting when --timeout ends. It is the way back
-after Ctrl-C or drain --no-wait.`,
-		ArgsUsage: "[NODE|PLAN]",
+after Ctrl-C or drain --no-wait. A campaign is followed as drain -l does,
+to Drained (or Completed), Blocked or Failed.`,
+		ArgsUsage: "[NODE|PLAN|CAMPAIGN]",
 		Flags: withKube(
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "follow the plan until its outcome, exiting with its code"},
 			&cli.BoolFlag{Name: "exit-code", Usage: "exit with the plan's code as it is now: 0 Drained or Completed, 2 on its way, 3 Blocked, Failed or expired"},
 			timeoutFlag,
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "print the plan(s) as `FORMAT`: json or yaml (a list without an argument)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "print the plan(s) or campaign as `FORMAT`: json or yaml (a list of plans without an argument)"},
+			pauseSwitchFlag(),
 		),
 		Action:       statusAction,
 		BashComplete: complete(planNodesAndNames),
@@ -59,7 +74,7 @@ after Ctrl-C or drain --no-wait.`,
 }
 
 func statusAction(c *cli.Context) error {
-	if err := args(c, 0, 1, "NODE or PLAN"); err != nil {
+	if err := args(c, 0, 1, "NODE, PLAN or CAMPAIGN"); err != nil {
 		return err
 	}
 	format, err := outputFormat(c)
@@ -78,9 +93,13 @@ func statusAction(c *cli.Context) error {
 		return command.Usage("--timeout must not be negative, not %s", c.Duration("timeout"))
 	}
 	if arg != "" {
-		if err := plan.ValidName("NODE or PLAN", arg); err != nil {
+		if err := plan.ValidName("NODE, PLAN or CAMPAIGN", arg); err != nil {
 			return command.Usage("%v", err)
 		}
+	}
+	sw, err := controller.ParsePauseSwitch(c.String("pause-configmap"))
+	if err != nil {
+		return command.Usage("%v", err)
 	}
 	cl, err := newClients(c)
 	if err != nil {
@@ -92,20 +111,26 @@ func statusAction(c *cli.Context) error {
 		return listError(err)
 	}
 	slices.SortFunc(list.Items, func(a, b api.MaintenancePlan) int { return strings.Compare(a.Name, b.Name) })
+	campaigns, err := cl.campaigns.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list campaigns: %w", err)
+	}
+	slices.SortFunc(campaigns.Items, func(a, b api.MaintenanceCampaign) int { return strings.Compare(a.Name, b.Name) })
 	w := c.App.Writer
 	if arg == "" {
 		if format != "" {
 			return writeList(c, format, list)
 		}
-		if len(list.Items) == 0 {
-			fmt.Fprintln(c.App.ErrWriter, "no MaintenancePlans")
-			return nil
-		}
-		return view.Table(w, list.Items, createdBy, timeNow())
+		return overview(c, cl, sw, list.Items, campaigns.Items)
 	}
 	p := find(list.Items, arg)
+	if p == nil || p.Name != arg {
+		if m := findCampaign(campaigns.Items, arg); m != nil {
+			return campaignStatus(c, cl, m, list.Items, format)
+		}
+	}
 	if p == nil {
-		return fmt.Errorf("no plan named %s, and no plan for a node named %s", arg, arg)
+		return fmt.Errorf("no plan or campaign named %s, and no plan for a node named %s", arg, arg)
 	}
 	if c.Bool("watch") {
 		p, code, err := watch(c, cl, p, follow.GoalOf(p), format == "", false)

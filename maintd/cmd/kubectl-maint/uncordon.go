@@ -43,7 +43,13 @@ nothing written. A campaign's node whose plan is deleted so is drained
 again only when listed in the campaign's spec.retry: "kubectl maint retry
 CAMPAIGN NODE".
 
-Exit code: 0 Completed (and deleted), or a final plan deleted and its
+A node of a campaign is released the same way (spec.release on its plan:
+the node is uncordoned and its plan completes), but its plan is kept,
+whatever --keep says: the campaign made it, and counts the node done from
+it; the campaign's next wave starts when every plan of the wave has
+completed.
+
+Exit code: 0 Completed (and deleted, but a campaign's), or a final plan deleted and its
 cordon lifted; 3 Blocked or Failed while it was followed; 2 still waiting
 when --timeout ends; 1 when NODE has no plan to release.`,
 		ArgsUsage: "NODE",
@@ -108,7 +114,10 @@ func uncordonAction(c *cli.Context) error {
 		// It failed (its deadline) before maintd saw the release.
 		return deleteFinal(c, cl, p, format)
 	}
-	if code == exitcode.OK && !c.Bool("keep") {
+	if m := campaignOf(p); m != "" && code == exitcode.OK {
+		// The campaign counts its nodes from its plans: its plan stays.
+		fmt.Fprintf(c.App.ErrWriter, "maintenanceplan/%s kept: campaign %s made it (kubectl maint status %s)\n", p.Name, m, m)
+	} else if code == exitcode.OK && !c.Bool("keep") {
 		if err := cl.plans.Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete plan %s: %w", p.Name, err)
 		}
