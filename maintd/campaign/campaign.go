@@ -412,7 +412,12 @@ func (d *decider) nextWave(n int, remaining []string) error {
 		d.set(api.Pending, api.WaitingForSlot, "%d of %d nodes are in maintenance: wave %d waits for a slot", d.f.Holders, d.f.MaxNodes, n)
 		return nil
 	}
-	nodes := remaining[:min(free, len(remaining))]
+	byName := make(map[string]*corev1.Node, len(d.f.Nodes))
+	for _, n := range d.f.Nodes {
+		byName[n.Name] = n
+	}
+	limit := BudgetNodes(d.spec.Budget, len(d.st.Nodes))
+	nodes, bound := waveNodes(remaining, min(free, limit), limit < free, d.spec.Budget, byName)
 	c := d.f.Capacity
 	if c == nil || !slices.Equal(c.Nodes, nodes) {
 		d.dec.Need = &Need{Capacity: nodes}
@@ -438,7 +443,10 @@ func (d *decider) nextWave(n int, remaining []string) error {
 		d.dec.Create = append(d.dec.Create, d.plan(node, n, left))
 	}
 	d.st.Wave = int32(n)
-	d.set(api.Draining, api.WaveStarted, "wave %d: %d nodes (%s); %d nodes after it", n, len(nodes), list(nodes), len(remaining)-len(nodes))
+	if bound != "" {
+		bound = "; the budget: " + bound
+	}
+	d.set(api.Draining, api.WaveStarted, "wave %d: %d nodes (%s); %d nodes after it%s", n, len(nodes), list(nodes), len(remaining)-len(nodes), bound)
 	return nil
 }
 

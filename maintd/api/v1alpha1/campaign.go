@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // MaintenanceCampaign takes a set of nodes out for maintenance, each pod
@@ -124,6 +125,13 @@ type MaintenanceCampaignSpec struct {
 	// +optional
 	Release bool `json:"release,omitempty"`
 
+	// Budget bounds how many of the campaign's nodes are in maintenance at
+	// once, beside --max-nodes-in-maintenance (the cluster-wide cap over
+	// every campaign and plan): a count or a percentage of its nodes, and
+	// per topology domain (a zone).
+	// +optional
+	Budget *CampaignBudget `json:"budget,omitempty"`
+
 	// Breaker says when the campaign pauses by itself.
 	// +optional
 	// +kubebuilder:default={}
@@ -139,6 +147,34 @@ type MaintenanceCampaignSpec struct {
 	// +kubebuilder:validation:MaxItems=5000
 	// +kubebuilder:validation:items:MaxLength=253
 	Retry []string `json:"retry,omitempty"`
+}
+
+// CampaignBudget bounds a wave: its nodes are at most nodes (a count, or a
+// percentage of the campaign's nodes rounded down, at least 1), and, with
+// a topologyKey, at most maxPerDomain of one domain (the nodes' value of
+// that label; a node without it is a domain of its own kind, ""), or all
+// of one domain with oneDomainAtATime.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.maxPerDomain) && !has(self.oneDomainAtATime) || has(self.topologyKey)",message="maxPerDomain and oneDomainAtATime need a topologyKey"
+type CampaignBudget struct {
+	// Nodes is a count (3) or a percentage ("10%") of the campaign's nodes.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]?%$|^100%$')",message="nodes is a count of at least 1 or a percentage from 1% to 100%"
+	Nodes *intstr.IntOrString `json:"nodes,omitempty"`
+	// TopologyKey is the node label whose values are the domains, such as
+	// topology.kubernetes.io/zone.
+	// +optional
+	// +kubebuilder:validation:MaxLength=317
+	TopologyKey string `json:"topologyKey,omitempty"`
+	// MaxPerDomain is how many nodes of one domain may be in a wave
+	// (default 1 with a topologyKey).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxPerDomain int32 `json:"maxPerDomain,omitempty"`
+	// OneDomainAtATime: a wave takes nodes of one domain only.
+	// +optional
+	OneDomainAtATime bool `json:"oneDomainAtATime,omitempty"`
 }
 
 // Breaker holds the thresholds that pause a campaign, evaluated from the
