@@ -352,6 +352,7 @@ func (w *World) serve(in *instance, a k8stesting.Action) (runtime.Object, error)
 	w.checkDelete(in, d)
 	if !w.bg.enabled {
 		return nil, apierrors.NewForbidden(podsR.GroupResource(), d.GetName(),
+			//lint:ignore ST1005 the API server's own words, as RBAC writes them
 			fmt.Errorf(`User "system:serviceaccount:maintd-system:maintd" cannot delete resource "pods" in API group "" in the namespace %q`, d.GetNamespace()))
 	}
 	var uid types.UID
