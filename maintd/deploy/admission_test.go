@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
@@ -205,15 +204,7 @@ func TestAdmission(t *testing.T) {
 	})
 
 	t.Run("maintd makes a campaign's plans", func(t *testing.T) {
-		kc, err := cp.TokenKubeconfig(ctx, namespace, "maintd")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mc, err := maintenancev1alpha1.NewForConfig(cfg)
+		mc, err := maintenancev1alpha1.NewForConfig(maintdConfig(t, ctx))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -340,15 +331,7 @@ func invalid(t *testing.T, err error, field, want string) {
 // scale-up and restore do (the JSON patches of maintd/controller/surge.go),
 // and in nothing else; an admin may.
 func maintdOwnerWrites(t *testing.T, ctx context.Context, admin kubernetes.Interface, ns string) {
-	kc, err := cp.TokenKubeconfig(ctx, namespace, "maintd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	maintd := kubernetes.NewForConfigOrDie(cfg)
+	maintd := kubernetes.NewForConfigOrDie(maintdConfig(t, ctx))
 	waitAllowed(t, ctx, admin, account, authorizationv1.ResourceAttributes{Verb: "patch", Group: "apps", Resource: "replicasets", Namespace: ns})
 
 	labels := map[string]string{"app": "web"}

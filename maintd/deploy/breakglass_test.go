@@ -13,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 )
@@ -135,15 +136,7 @@ func TestBreakglassKustomization(t *testing.T) {
 // never create or update them. Deleting the component's objects takes the
 // right away again, for the tests that follow.
 func breakglassInCluster(t *testing.T, ctx context.Context, admin kubernetes.Interface) {
-	kc, err := cp.TokenKubeconfig(ctx, namespace, "maintd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	self := kubernetes.NewForConfigOrDie(cfg)
+	self := kubernetes.NewForConfigOrDie(maintdConfig(t, ctx))
 	deletePods := access{Verb: "delete", Resource: "pods", Namespace: "default", Name: "web-0"}
 	selfAllowed := func() bool {
 		ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
@@ -180,4 +173,18 @@ func breakglassInCluster(t *testing.T, ctx context.Context, admin kubernetes.Int
 	if err := poll(ctx, func() bool { return !selfAllowed() }); err != nil {
 		t.Fatalf("maintd may still delete pods once the component is deleted: %v", err)
 	}
+}
+
+// maintdConfig is a client config with a token of maintd's ServiceAccount.
+func maintdConfig(t *testing.T, ctx context.Context) *rest.Config {
+	t.Helper()
+	kc, err := cp.TokenKubeconfig(ctx, namespace, "maintd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
