@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -107,35 +106,27 @@ func campaignStatus(c *cli.Context, cl *clients, m *api.MaintenanceCampaign, pla
 func watchCampaign(c *cli.Context, cl *clients, m *api.MaintenanceCampaign, mayLive bool) (*api.MaintenanceCampaign, exitcode.Code, error) {
 	stderr := c.App.ErrWriter
 	pr := view.NewCampaignPrinter(stderr, mayLive && live(stderr), width(stderr), timeNow)
-	stop := make(chan struct{})
-	defer close(stop)
-	go tick(stop, pr.Tick)
-	ctx := c.Context
-	if d := c.Duration("timeout"); d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
 	var code exitcode.Code
-	last, err := follow.WatchCampaign(ctx, cl.campaigns, cl.plans, m.Name, func(m *api.MaintenanceCampaign, plans []api.MaintenancePlan) (bool, error) {
-		pr.Update(m, plans)
-		var done bool
-		done, code = follow.CampaignOutcome(m)
-		return done, nil
+	var last *api.MaintenanceCampaign
+	err := watchUntil(c, "campaign", m.Name, follow.ErrCampaignDeleted, pr.Tick, pr.Close, func() string { return campaignPhase(last) }, func(ctx context.Context) error {
+		var err error
+		last, err = follow.WatchCampaign(ctx, cl.campaigns, cl.plans, m.Name, func(m *api.MaintenanceCampaign, plans []api.MaintenancePlan) (bool, error) {
+			pr.Update(m, plans)
+			var done bool
+			done, code = follow.CampaignOutcome(m)
+			return done, nil
+		})
+		return err
 	})
-	pr.Close()
-	switch {
-	case err == nil:
-		return last, code, nil
-	case errors.Is(err, follow.ErrCampaignDeleted):
-		return nil, 0, fmt.Errorf("campaign %s was deleted while it was watched", m.Name)
-	case c.Context.Err() != nil:
-		return last, 0, exitcode.Errorf(exitcode.NotNow, "stopped watching; campaign %s goes on: \"kubectl maint status -w %s\" watches it again", m.Name, m.Name)
-	case ctx.Err() != nil:
-		return last, 0, exitcode.Errorf(exitcode.NotNow, "still waiting after --timeout %s (%s); campaign %s goes on: \"kubectl maint status -w %s\" watches it again",
-			c.Duration("timeout"), campaignPhase(last), m.Name, m.Name)
+	if err != nil {
+		// Ctrl-C and --timeout keep the campaign last seen (drain -l
+		// tells of it when it drops the campaign).
+		if exitcode.Of(err) != exitcode.NotNow {
+			last = nil
+		}
+		return last, 0, err
 	}
-	return nil, 0, fmt.Errorf("watch campaign %s: %w", m.Name, err)
+	return last, code, nil
 }
 
 // finishCampaign prints the outcome: the campaign with -o, else one line

@@ -299,35 +299,53 @@ func watch(c *cli.Context, cl *clients, p *api.MaintenancePlan, goal follow.Goal
 	if fresh {
 		pr.Seen(p)
 	}
+	var code exitcode.Code
+	var last *api.MaintenancePlan
+	if err := watchUntil(c, "plan", p.Name, follow.ErrDeleted, pr.Tick, pr.Close, func() string { return phaseOf(last) }, func(ctx context.Context) error {
+		var err error
+		last, err = follow.Watch(ctx, cl.plans, p.Name, func(p *api.MaintenancePlan) (bool, error) {
+			pr.Update(p)
+			var done bool
+			done, code = follow.Outcome(p, goal)
+			return done, nil
+		})
+		return err
+	}); err != nil {
+		return nil, 0, err
+	}
+	return last, code, nil
+}
+
+// watchUntil runs follow (a watch of the kind's object name) under
+// --timeout with the printer's tick each second, closes the printer, and
+// says how the watch ended: nil when it reached its end, else the error
+// for the user (deleted is follow's error of a deleted object; phase is
+// the last phase seen). Ctrl-C and --timeout are exit 2, saying how to
+// resume.
+func watchUntil(c *cli.Context, kind, name string, deleted error, tickf, closef func(), phase func() string, follow func(context.Context) error) error {
 	stop := make(chan struct{})
 	defer close(stop)
-	go tick(stop, pr.Tick)
+	go tick(stop, tickf)
 	ctx := c.Context
 	if d := c.Duration("timeout"); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	var code exitcode.Code
-	last, err := follow.Watch(ctx, cl.plans, p.Name, func(p *api.MaintenancePlan) (bool, error) {
-		pr.Update(p)
-		var done bool
-		done, code = follow.Outcome(p, goal)
-		return done, nil
-	})
-	pr.Close()
+	err := follow(ctx)
+	closef()
 	switch {
 	case err == nil:
-		return last, code, nil
-	case errors.Is(err, follow.ErrDeleted):
-		return nil, 0, fmt.Errorf("plan %s was deleted while it was watched", p.Name)
+		return nil
+	case errors.Is(err, deleted):
+		return fmt.Errorf("%s %s was deleted while it was watched", kind, name)
 	case c.Context.Err() != nil:
-		return nil, 0, exitcode.Errorf(exitcode.NotNow, "stopped watching; plan %s goes on: \"kubectl maint status -w %s\" watches it again", p.Name, p.Name)
+		return exitcode.Errorf(exitcode.NotNow, "stopped watching; %s %s goes on: \"kubectl maint status -w %s\" watches it again", kind, name, name)
 	case ctx.Err() != nil:
-		return nil, 0, exitcode.Errorf(exitcode.NotNow, "still waiting after --timeout %s (%s); plan %s goes on: \"kubectl maint status -w %s\" watches it again",
-			c.Duration("timeout"), phaseOf(last), p.Name, p.Name)
+		return exitcode.Errorf(exitcode.NotNow, "still waiting after --timeout %s (%s); %s %s goes on: \"kubectl maint status -w %s\" watches it again",
+			c.Duration("timeout"), phase(), kind, name, name)
 	}
-	return nil, 0, fmt.Errorf("watch plan %s: %w", p.Name, err)
+	return fmt.Errorf("watch %s %s: %w", kind, name, err)
 }
 
 // finish prints the outcome: the plan with -o, else one line on stdout;
