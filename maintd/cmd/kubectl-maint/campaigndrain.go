@@ -41,16 +41,9 @@ func drainCampaign(c *cli.Context) error {
 	if err := settings(c, &req); err != nil {
 		return err
 	}
-	format, err := outputFormat(c)
+	format, wait, err := followFlags(c)
 	if err != nil {
 		return err
-	}
-	wait := c.Bool("wait") && !c.Bool("no-wait")
-	switch {
-	case c.IsSet("wait") && c.Bool("wait") && c.Bool("no-wait"):
-		return command.Usage("--wait and --no-wait: choose one")
-	case c.Duration("timeout") < 0:
-		return command.Usage("--timeout must not be negative, not %s", c.Duration("timeout"))
 	}
 	cl, err := newClients(c)
 	if err != nil {

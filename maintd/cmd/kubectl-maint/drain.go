@@ -127,17 +127,11 @@ func drainAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	format, err := outputFormat(c)
+	format, wait, err := followFlags(c)
 	if err != nil {
 		return err
 	}
-	wait := c.Bool("wait") && !c.Bool("no-wait")
-	switch {
-	case c.IsSet("wait") && c.Bool("wait") && c.Bool("no-wait"):
-		return command.Usage("--wait and --no-wait: choose one")
-	case c.Duration("timeout") < 0:
-		return command.Usage("--timeout must not be negative, not %s", c.Duration("timeout"))
-	case !wait && req.DryRun:
+	if !wait && req.DryRun {
 		return command.Usage("--dry-run waits for maintd's verdicts: it does not go with --no-wait")
 	}
 	cl, err := newClients(c)
@@ -286,6 +280,21 @@ func settings(c *cli.Context, req *request) error {
 		return command.Usage("which pods may be evicted? give --workloads KIND/NAMESPACE/NAME,... or --all-workloads")
 	}
 	return nil
+}
+
+// followFlags are drain's -o and --wait (the default) or --no-wait,
+// refusing both and a negative --timeout.
+func followFlags(c *cli.Context) (document.Format, bool, error) {
+	format, err := outputFormat(c)
+	switch {
+	case err != nil:
+		return "", false, err
+	case c.IsSet("wait") && c.Bool("wait") && c.Bool("no-wait"):
+		return "", false, command.Usage("--wait and --no-wait: choose one")
+	case c.Duration("timeout") < 0:
+		return "", false, command.Usage("--timeout must not be negative, not %s", c.Duration("timeout"))
+	}
+	return format, c.Bool("wait") && !c.Bool("no-wait"), nil
 }
 
 // watch follows plan p to goal, showing its steps (and on a terminal the

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/plan"
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/view"
@@ -89,12 +90,32 @@ func pauseSwitch(c *cli.Context) (types.NamespacedName, error) {
 	return sw, nil
 }
 
-func pauseAction(c *cli.Context) error {
+// switchMode is pause's and resume's --dry-run; they take no arguments.
+func switchMode(c *cli.Context) (string, error) {
 	mode, err := dryRun(c)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if err := args(c, 0, 0, ""); err != nil {
+	return mode, args(c, 0, 0, "")
+}
+
+// openSwitch is the pause switch (--pause-configmap), the clients and the
+// ConfigMaps of the switch's namespace.
+func openSwitch(c *cli.Context) (types.NamespacedName, *clients, corev1client.ConfigMapInterface, error) {
+	sw, err := pauseSwitch(c)
+	if err != nil {
+		return sw, nil, nil, err
+	}
+	cl, err := newClients(c)
+	if err != nil {
+		return sw, nil, nil, err
+	}
+	return sw, cl, cl.core.ConfigMaps(sw.Namespace), nil
+}
+
+func pauseAction(c *cli.Context) error {
+	mode, err := switchMode(c)
+	if err != nil {
 		return err
 	}
 	reason := c.String("reason")
@@ -104,16 +125,11 @@ func pauseAction(c *cli.Context) error {
 	case len(reason) > 1024:
 		return command.Usage("--reason is %d bytes, at most 1024", len(reason))
 	}
-	sw, err := pauseSwitch(c)
-	if err != nil {
-		return err
-	}
-	cl, err := newClients(c)
+	sw, cl, cms, err := openSwitch(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Context
-	cms := cl.core.ConfigMaps(sw.Namespace)
 	how, opts := dryRunText(mode)
 	now := timeNow()
 	old, err := cms.Get(ctx, sw.Name, metav1.GetOptions{})
@@ -164,23 +180,15 @@ func pauseAction(c *cli.Context) error {
 }
 
 func resumeAction(c *cli.Context) error {
-	mode, err := dryRun(c)
+	mode, err := switchMode(c)
 	if err != nil {
 		return err
 	}
-	if err := args(c, 0, 0, ""); err != nil {
-		return err
-	}
-	sw, err := pauseSwitch(c)
-	if err != nil {
-		return err
-	}
-	cl, err := newClients(c)
+	sw, _, cms, err := openSwitch(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Context
-	cms := cl.core.ConfigMaps(sw.Namespace)
 	how, opts := dryRunText(mode)
 	old, err := cms.Get(ctx, sw.Name, metav1.GetOptions{})
 	switch {
