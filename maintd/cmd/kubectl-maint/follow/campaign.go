@@ -5,13 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
@@ -58,25 +54,9 @@ var ErrCampaignDeleted = errors.New("the campaign was deleted")
 func WatchCampaign(ctx context.Context, campaigns maintenancev1alpha1.MaintenanceCampaignInterface, plans maintenancev1alpha1.MaintenancePlanInterface, name string,
 	seen func(*api.MaintenanceCampaign, []api.MaintenancePlan) (bool, error)) (*api.MaintenanceCampaign, error) {
 	var last *api.MaintenanceCampaign
-	sel := fields.OneTermEqualSelector("metadata.name", name).String()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return campaigns.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return campaigns.Watch(ctx, o)
-		},
-	}
-	exists := func(store cache.Store) (bool, error) {
-		if _, ok, err := store.GetByKey(name); err != nil || !ok {
-			return false, cmpErr(err, apierrors.NewNotFound(api.Resource("maintenancecampaigns"), name))
-		}
-		return false, nil
-	}
+	lw := byName(name, campaigns.List, campaigns.Watch)
 	planSel := labels.SelectorFromSet(labels.Set{api.CampaignLabel: name}).String()
-	_, err := watchtools.UntilWithSync(ctx, lw, &api.MaintenanceCampaign{}, exists, func(e watch.Event) (bool, error) {
+	_, err := watchtools.UntilWithSync(ctx, lw, &api.MaintenanceCampaign{}, exists(name, "maintenancecampaigns"), func(e watch.Event) (bool, error) {
 		switch e.Type {
 		case watch.Deleted:
 			return false, ErrCampaignDeleted

@@ -96,13 +96,7 @@ var ErrDeleted = errors.New("the plan was deleted")
 // deleted (ErrDeleted) or not found, or ctx ends.
 func Watch(ctx context.Context, plans maintenancev1alpha1.MaintenancePlanInterface, name string, seen func(*api.MaintenancePlan) (bool, error)) (*api.MaintenancePlan, error) {
 	var last *api.MaintenancePlan
-	exists := func(store cache.Store) (bool, error) {
-		if _, ok, err := store.GetByKey(name); err != nil || !ok {
-			return false, cmpErr(err, apierrors.NewNotFound(api.Resource("maintenanceplans"), name))
-		}
-		return false, nil
-	}
-	_, err := watchtools.UntilWithSync(ctx, listWatch(plans, name), &api.MaintenancePlan{}, exists, func(e watch.Event) (bool, error) {
+	_, err := watchtools.UntilWithSync(ctx, listWatch(plans, name), &api.MaintenancePlan{}, exists(name, "maintenanceplans"), func(e watch.Event) (bool, error) {
 		switch e.Type {
 		case watch.Deleted:
 			return false, ErrDeleted
@@ -137,17 +131,7 @@ func Gone(ctx context.Context, plans maintenancev1alpha1.MaintenancePlanInterfac
 // Uncordoned waits until node no longer carries the cordon of owner (its
 // cordon-owner annotation names another owner, or none), or is gone.
 func Uncordoned(ctx context.Context, nodes corev1client.NodeInterface, node, owner string) error {
-	sel := fields.OneTermEqualSelector("metadata.name", node).String()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return nodes.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return nodes.Watch(ctx, o)
-		},
-	}
+	lw := byName(node, nodes.List, nodes.Watch)
 	lifted := func(n *corev1.Node) bool { return n.Annotations[cordon.OwnerAnnotation] != owner }
 	synced := func(store cache.Store) (bool, error) {
 		o, ok, err := store.GetByKey(node)
@@ -168,16 +152,33 @@ func Uncordoned(ctx context.Context, nodes corev1client.NodeInterface, node, own
 }
 
 func listWatch(plans maintenancev1alpha1.MaintenancePlanInterface, name string) cache.ListerWatcher {
+	return byName(name, plans.List, plans.Watch)
+}
+
+// byName lists and watches the one object called name with list and
+// watchf.
+func byName[L runtime.Object](name string, list func(context.Context, metav1.ListOptions) (L, error), watchf func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
 	sel := fields.OneTermEqualSelector("metadata.name", name).String()
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = sel
-			return plans.List(ctx, o)
+			return list(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = sel
-			return plans.Watch(ctx, o)
+			return watchf(ctx, o)
 		},
+	}
+}
+
+// exists is a watch's first check that the object called name (of
+// resource) is there: not found is an error.
+func exists(name, resource string) func(cache.Store) (bool, error) {
+	return func(store cache.Store) (bool, error) {
+		if _, ok, err := store.GetByKey(name); err != nil || !ok {
+			return false, cmpErr(err, apierrors.NewNotFound(api.Resource(resource), name))
+		}
+		return false, nil
 	}
 }
 

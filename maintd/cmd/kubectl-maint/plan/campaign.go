@@ -73,14 +73,6 @@ func NewCampaign(r Request, nodes []string, sel *metav1.LabelSelector, user stri
 	if r.Name == "" {
 		m.GenerateName = "drain-"
 	}
-	if r.Deadline > 0 {
-		m.Spec.Deadline = &metav1.Duration{Duration: r.Deadline}
-	}
-	if r.VolumeDetachTimeout > 0 {
-		m.Spec.VolumeDetachTimeout = &metav1.Duration{Duration: r.VolumeDetachTimeout}
-	}
-	if r.Surge {
-		m.Spec.Surge = api.SurgeIfNeeded
-	}
+	m.Spec.Deadline, m.Spec.VolumeDetachTimeout, m.Spec.Surge = r.limits()
 	return m
 }

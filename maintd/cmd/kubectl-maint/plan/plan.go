@@ -71,16 +71,23 @@ func New(r Request, user string) *api.MaintenancePlan {
 	if r.Name == "" {
 		p.GenerateName = r.Node + "-"
 	}
+	p.Spec.Deadline, p.Spec.VolumeDetachTimeout, p.Spec.Surge = r.limits()
+	return p
+}
+
+// limits are r's deadline and volume detach timeout (nil when not set)
+// and its surge policy, as a plan's or a campaign's spec holds them.
+func (r Request) limits() (deadline, detach *metav1.Duration, surge api.SurgePolicy) {
 	if r.Deadline > 0 {
-		p.Spec.Deadline = &metav1.Duration{Duration: r.Deadline}
+		deadline = &metav1.Duration{Duration: r.Deadline}
 	}
 	if r.VolumeDetachTimeout > 0 {
-		p.Spec.VolumeDetachTimeout = &metav1.Duration{Duration: r.VolumeDetachTimeout}
+		detach = &metav1.Duration{Duration: r.VolumeDetachTimeout}
 	}
 	if r.Surge {
-		p.Spec.Surge = api.SurgeIfNeeded
+		surge = api.SurgeIfNeeded
 	}
-	return p
+	return deadline, detach, surge
 }
 
 // LabelValue makes a user name a label value: characters a label value
