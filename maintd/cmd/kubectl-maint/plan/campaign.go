@@ -53,12 +53,8 @@ func ParseNodeSelector(s string) (*metav1.LabelSelector, error) {
 // it (empty: drain-<random>, made by the API server); r.Node is not used.
 func NewCampaign(r Request, nodes []string, sel *metav1.LabelSelector, user string) *api.MaintenanceCampaign {
 	m := &api.MaintenanceCampaign{
-		TypeMeta: metav1.TypeMeta{APIVersion: api.SchemeGroupVersion.String(), Kind: "MaintenanceCampaign"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        r.Name,
-			Labels:      map[string]string{CreatedByLabel: LabelValue(user), ManagedByLabel: ManagedBy},
-			Annotations: map[string]string{CreatedByAnnotation: user},
-		},
+		TypeMeta:   metav1.TypeMeta{APIVersion: api.SchemeGroupVersion.String(), Kind: "MaintenanceCampaign"},
+		ObjectMeta: r.objectMeta(user),
 		Spec: api.MaintenanceCampaignSpec{
 			NodeSelector:      sel,
 			Reason:            r.Reason,

@@ -53,12 +53,8 @@ type Request struct {
 // New is the plan of r, created by user (as the API server names them).
 func New(r Request, user string) *api.MaintenancePlan {
 	p := &api.MaintenancePlan{
-		TypeMeta: metav1.TypeMeta{APIVersion: api.SchemeGroupVersion.String(), Kind: "MaintenancePlan"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        r.Name,
-			Labels:      map[string]string{CreatedByLabel: LabelValue(user), ManagedByLabel: ManagedBy},
-			Annotations: map[string]string{CreatedByAnnotation: user},
-		},
+		TypeMeta:   metav1.TypeMeta{APIVersion: api.SchemeGroupVersion.String(), Kind: "MaintenancePlan"},
+		ObjectMeta: r.objectMeta(user),
 		Spec: api.MaintenancePlanSpec{
 			NodeName:          r.Node,
 			Reason:            r.Reason,
@@ -73,6 +69,16 @@ func New(r Request, user string) *api.MaintenancePlan {
 	}
 	p.Spec.Deadline, p.Spec.VolumeDetachTimeout, p.Spec.Surge = r.limits()
 	return p
+}
+
+// objectMeta names a plan or campaign r.Name and labels it as created
+// by user with kubectl-maint.
+func (r Request) objectMeta(user string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:        r.Name,
+		Labels:      map[string]string{CreatedByLabel: LabelValue(user), ManagedByLabel: ManagedBy},
+		Annotations: map[string]string{CreatedByAnnotation: user},
+	}
 }
 
 // limits are r's deadline and volume detach timeout (nil when not set)
