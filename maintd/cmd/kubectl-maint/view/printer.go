@@ -15,27 +15,38 @@ import (
 // steps, redrawn in place with ANSI cursor movement, in one write per
 // redraw (no flicker: nothing is cleared that is not redrawn at once).
 type Printer struct {
-	w io.Writer
-	// Live redraws a frame; otherwise only lines are written.
-	live  bool
-	width func() int
-	now   func() time.Time
-
-	mu   sync.Mutex
+	screen
 	plan *api.MaintenancePlan
 	// last is the last history entry written, and counts the pod counts
 	// last written.
 	last   *api.Transition
 	counts string
-	// frame is the frame on screen.
-	frame  []string
-	closed bool
 }
 
 // NewPrinter writes to w; live draws frames width() columns wide (read at
 // each redraw, so a resized terminal is followed); now is the clock.
 func NewPrinter(w io.Writer, live bool, width func() int, now func() time.Time) *Printer {
-	return &Printer{w: w, live: live, width: width, now: now}
+	pr := &Printer{screen: screen{w: w, live: live, width: width, now: now}}
+	pr.frameOf = func(now time.Time, width int) []string { return Frame(pr.plan, now, width) }
+	return pr
+}
+
+// screen is what Printer and CampaignPrinter share: the writer, the
+// frame on screen and its redraw.
+type screen struct {
+	w io.Writer
+	// Live redraws a frame; otherwise only lines are written.
+	live    bool
+	width   func() int
+	now     func() time.Time
+	frameOf func(now time.Time, width int) []string
+
+	mu sync.Mutex
+	// frame is the frame on screen; drawn is set at the first draw (an
+	// Update: there is something to frame).
+	frame  []string
+	drawn  bool
+	closed bool
 }
 
 // Seen marks the steps of p's history as shown: Update shows only later
@@ -73,25 +84,25 @@ func (pr *Printer) Update(p *api.MaintenancePlan) {
 
 // Tick redraws the frame at the current time (the wait's duration, the
 // time to the ETA).
-func (pr *Printer) Tick() {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	if !pr.closed && pr.live && pr.plan != nil {
-		pr.draw("")
+func (s *screen) Tick() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed && s.live && s.drawn {
+		s.draw("")
 	}
 }
 
 // Close leaves the last frame on screen, followed by a new line, and
 // stops drawing.
-func (pr *Printer) Close() {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	if pr.closed {
+func (s *screen) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
 		return
 	}
-	pr.closed = true
-	if pr.live && pr.frame != nil {
-		fmt.Fprint(pr.w, "\n\x1b[?25h")
+	s.closed = true
+	if s.live && s.frame != nil {
+		fmt.Fprint(s.w, "\n\x1b[?25h")
 	}
 }
 
@@ -117,30 +128,35 @@ func (pr *Printer) newSteps(history []api.Transition) []api.Transition {
 // draw writes lines (the new steps) and, when live, redraws the frame
 // below them: back to the frame's first line, clear to the end of the
 // screen, the lines, the new frame, in one write.
-func (pr *Printer) draw(lines string) {
-	if !pr.live {
-		io.WriteString(pr.w, lines)
+func (s *screen) draw(lines string) {
+	s.drawn = true
+	if !s.live {
+		io.WriteString(s.w, lines)
 		return
 	}
-	width := max(pr.width(), 20)
+	width := max(s.width(), 20)
 	var b strings.Builder
-	if pr.frame == nil {
-		b.WriteString("\x1b[?25l") // no cursor while drawing
-	} else {
-		// The rows the old frame takes now: a narrower terminal wraps
-		// its lines.
-		rows := 0
-		for _, l := range pr.frame {
-			rows += max(1, (len([]rune(l))+width-1)/width)
-		}
-		b.WriteString("\r")
-		if rows > 1 {
-			fmt.Fprintf(&b, "\x1b[%dA", rows-1)
-		}
-		b.WriteString("\x1b[J")
-	}
+	b.WriteString(back(s.frame, width))
 	b.WriteString(lines)
-	pr.frame = Frame(pr.plan, pr.now(), width)
-	b.WriteString(strings.Join(pr.frame, "\n"))
-	io.WriteString(pr.w, b.String())
+	s.frame = s.frameOf(s.now(), width)
+	b.WriteString(strings.Join(s.frame, "\n"))
+	io.WriteString(s.w, b.String())
+}
+
+// back moves the cursor to the first line of frame (on screen, width
+// columns wide: a narrower terminal wraps its lines) and clears to the
+// end of the screen; with no frame yet it hides the cursor while drawing.
+func back(frame []string, width int) string {
+	if frame == nil {
+		return "\x1b[?25l"
+	}
+	rows := 0
+	for _, l := range frame {
+		rows += max(1, (len([]rune(l))+width-1)/width)
+	}
+	s := "\r"
+	if rows > 1 {
+		s += fmt.Sprintf("\x1b[%dA", rows-1)
+	}
+	return s + "\x1b[J"
 }
