@@ -295,31 +295,11 @@ func CampaignDetail(w io.Writer, c *api.MaintenanceCampaign, plans []api.Mainten
 		sel = "nodes matching " + metav1.FormatLabelSelector(s)
 	}
 	row("Selects", "%s", sel)
-	scope := "workloads " + workloads(c.Spec.Workloads)
-	if c.Spec.AllowAllWorkloads {
-		scope = "all workloads"
-	}
-	if len(c.Spec.AcceptedRisks) > 0 {
-		scope += "; accepted risks " + strings.Join(c.Spec.AcceptedRisks, ", ")
-	}
-	if c.Spec.Surge == api.SurgeIfNeeded {
-		scope += "; surge IfNeeded"
-	}
-	if c.Spec.Release {
-		scope += "; released"
-	}
-	row("Scope", "%s", scope)
+	row("Scope", "%s", scope(c.Spec.Workloads, c.Spec.AllowAllWorkloads, c.Spec.AcceptedRisks, c.Spec.Surge, false, c.Spec.Release))
 	if c.Spec.Reason != "" {
 		row("Reason", "%s", oneLine(c.Spec.Reason))
 	}
-	phase := cmp.Or(string(st.Phase), "(not reconciled yet)")
-	if st.Reason != "" {
-		phase += "/" + string(st.Reason)
-	}
-	if st.Since != nil {
-		phase += fmt.Sprintf(" since %s (%s)", st.Since.Local().Format(time.TimeOnly), Duration(now.Sub(st.Since.Time)))
-	}
-	row("Phase", "%s", phase)
+	row("Phase", "%s", phaseSince(st.Phase, st.Reason, st.Since, now))
 	if st.Message != "" {
 		row("Message", "%s", oneLine(st.Message))
 	}

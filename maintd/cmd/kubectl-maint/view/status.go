@@ -10,6 +10,7 @@ import (
 
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 )
@@ -65,31 +66,8 @@ func Detail(w io.Writer, p *api.MaintenancePlan, by CreatedBy, pdbs map[string]*
 	}
 	row("Plan", "%s (created %s by %s)", p.Name, Age(p.CreationTimestamp.Time, now), cmp.Or(by(p), "-"))
 	row("Node", "%s", p.Spec.NodeName)
-	scope := "workloads " + workloads(p.Spec.Workloads)
-	if p.Spec.AllowAllWorkloads {
-		scope = "all workloads"
-	}
-	if len(p.Spec.AcceptedRisks) > 0 {
-		scope += "; accepted risks " + strings.Join(p.Spec.AcceptedRisks, ", ")
-	}
-	if p.Spec.Surge == api.SurgeIfNeeded {
-		scope += "; surge IfNeeded"
-	}
-	if p.Spec.DryRun {
-		scope += "; dry run"
-	}
-	if p.Spec.Release {
-		scope += "; released"
-	}
-	row("Scope", "%s", scope)
-	phase := cmp.Or(string(st.Phase), "(not reconciled yet)")
-	if st.Reason != "" {
-		phase += "/" + string(st.Reason)
-	}
-	if st.Since != nil {
-		phase += fmt.Sprintf(" since %s (%s)", st.Since.Local().Format(time.TimeOnly), Duration(now.Sub(st.Since.Time)))
-	}
-	row("Phase", "%s", phase)
+	row("Scope", "%s", scope(p.Spec.Workloads, p.Spec.AllowAllWorkloads, p.Spec.AcceptedRisks, p.Spec.Surge, p.Spec.DryRun, p.Spec.Release))
+	row("Phase", "%s", phaseSince(st.Phase, st.Reason, st.Since, now))
 	if st.Message != "" {
 		row("Message", "%s", oneLine(st.Message))
 	}
@@ -210,6 +188,41 @@ func budget(b *policyv1.PodDisruptionBudget) string {
 	}
 	s := b.Status
 	return fmt.Sprintf(" (%d healthy of %d needed, %d expected, %d disruptions allowed)", s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods, s.DisruptionsAllowed)
+}
+
+// scope is what a plan or campaign may evict, what it accepts, and its
+// surge, dry run and release, in short.
+func scope(ws []api.WorkloadRef, all bool, risks []string, surge api.SurgePolicy, dryRun, release bool) string {
+	scope := "workloads " + workloads(ws)
+	if all {
+		scope = "all workloads"
+	}
+	if len(risks) > 0 {
+		scope += "; accepted risks " + strings.Join(risks, ", ")
+	}
+	if surge == api.SurgeIfNeeded {
+		scope += "; surge IfNeeded"
+	}
+	if dryRun {
+		scope += "; dry run"
+	}
+	if release {
+		scope += "; released"
+	}
+	return scope
+}
+
+// phaseSince is a plan's or campaign's phase/reason since when, for how
+// long.
+func phaseSince(phase api.Phase, reason api.Reason, since *metav1.Time, now time.Time) string {
+	s := cmp.Or(string(phase), "(not reconciled yet)")
+	if reason != "" {
+		s += "/" + string(reason)
+	}
+	if since != nil {
+		s += fmt.Sprintf(" since %s (%s)", since.Local().Format(time.TimeOnly), Duration(now.Sub(since.Time)))
+	}
+	return s
 }
 
 func workloads(ws []api.WorkloadRef) string {
