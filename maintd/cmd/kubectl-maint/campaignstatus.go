@@ -142,15 +142,12 @@ func finishCampaign(c *cli.Context, format document.Format, m *api.MaintenanceCa
 	if code == exitcode.OK && m.Status.Phase == api.Drained {
 		fmt.Fprintf(c.App.ErrWriter, "every node of campaign %s is drained and stays cordoned for the work: \"kubectl maint uncordon NODE\" releases one\n", m.Name)
 	}
-	if code == exitcode.Blocked {
-		return exitcode.Errorf(code, "campaign %s is %s: %s", m.Name, campaignPhase(m), m.Status.Message)
-	}
-	return exitcode.Status(code)
+	return outcomeError(code, "campaign", m.Name, campaignPhase(m), m.Status.Message)
 }
 
 func campaignPhase(m *api.MaintenanceCampaign) string {
 	if m == nil {
 		return "not seen"
 	}
-	return orDash(string(m.Status.Phase)) + "/" + orDash(string(m.Status.Reason))
+	return phaseReason(m.Status.Phase, m.Status.Reason)
 }

@@ -367,8 +367,14 @@ func finish(c *cli.Context, format document.Format, p *api.MaintenancePlan, code
 	} else {
 		fmt.Fprintf(c.App.Writer, "maintenanceplan/%s %s\n", p.Name, strings.ToLower(orDash(string(p.Status.Phase))))
 	}
+	return outcomeError(code, "plan", p.Name, phaseOf(p), p.Status.Message)
+}
+
+// outcomeError is the exit status of code; exit 3 says why, on stderr:
+// the kind's object name is in phase, with its message.
+func outcomeError(code exitcode.Code, kind, name, phase, message string) error {
 	if code == exitcode.Blocked {
-		return exitcode.Errorf(code, "plan %s is %s: %s", p.Name, phaseOf(p), p.Status.Message)
+		return exitcode.Errorf(code, "%s %s is %s: %s", kind, name, phase, message)
 	}
 	return exitcode.Status(code)
 }
@@ -377,7 +383,12 @@ func phaseOf(p *api.MaintenancePlan) string {
 	if p == nil {
 		return "not seen"
 	}
-	return orDash(string(p.Status.Phase)) + "/" + orDash(string(p.Status.Reason))
+	return phaseReason(p.Status.Phase, p.Status.Reason)
+}
+
+// phaseReason is PHASE/REASON, "-" for either not set.
+func phaseReason(phase api.Phase, reason api.Reason) string {
+	return orDash(string(phase)) + "/" + orDash(string(reason))
 }
 
 func orDash(s string) string {
