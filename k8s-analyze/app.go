@@ -38,7 +38,8 @@ func app() *cli.App {
 		},
 		Doc: doc,
 		Examples: []command.Example{
-			{Comment: "May node-1 be drained now? A snapshot of what its drain needs, graded as a table", Command: "k8s-snapshot --node node-1 | k8s-analyze --node node-1 -o table"},
+			{Comment: "May node-1 be drained now? A snapshot of what its drain needs, graded as a table (its forecast says unknown, with no times: they need the whole cluster, next)", Command: "k8s-snapshot --node node-1 | k8s-analyze --node node-1 -o table"},
+			{Comment: "The same with node-1's drain forecast: a whole-cluster snapshot judges where its pods' replacements go", Command: "k8s-snapshot | k8s-analyze --node node-1 -o table"},
 			{Comment: "Grade every node of a saved snapshot, as YAML", Command: "k8s-analyze -f snapshot.json -o yaml"},
 			{Comment: "The pods the Eviction API would refuse right now", Command: `k8s-analyze -f snapshot.json | jq -r '.nodes[].pods[] | select(.evictableNow.allowed == false) | .namespace + "/" + .name'`},
 			{Comment: "How long draining each node would take, and why some never end (a whole-cluster snapshot judges where replacements go)", Command: `k8s-snapshot | k8s-analyze | jq -r '.nodes[] | "\(.name) \(.forecast.verdict) p50=\(.forecast.p50) p90=\(.forecast.p90)"'`},

@@ -21,7 +21,8 @@
 // cannot tell). Evictions in flight are bounded by
 // --max-concurrent-evictions (default 50, as maintd). Where replacements
 // can run is judged only on a whole-cluster snapshot (k8s-snapshot without
-// --node); on a node-scoped one it is unknown.
+// --node); on a node-scoped one the forecast is unknown and gives no times
+// (k8s-snapshot | k8s-analyze --node NAME gives them).
 //
 // Every node also gets its drain order: its pods in groups, in the order
 // they may go, each after the groups before it are gone (a pod's

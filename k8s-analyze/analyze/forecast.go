@@ -317,6 +317,13 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 		end50 += lag
 		out.P50, out.P90 = &metav1.Duration{Duration: end50}, &metav1.Duration{Duration: max(p90.end+3*lag, end50)}
 	}
+	if !never && slices.ContainsFunc(cs.list, func(c ForecastCause) bool { return c.Reason == ReasonNodesOutOfScope }) {
+		// Where the replacements go was not judged at all: a time would
+		// assume each finds a place at once, which the snapshot cannot
+		// tell, and would read as a forecast. The simulation still ran, for
+		// a budget that never refills (never whatever the placement).
+		out.P50, out.P90, out.CriticalPath = nil, nil, nil
+	}
 	for g := range groups {
 		groups[g].items = groups[g].items[:0]
 	}
@@ -428,7 +435,7 @@ func (a *analyzer) placeAll(n *view.Node, items []item, pl *placement, cs *cause
 	}
 	if f.place == nil {
 		cs.add(VerdictUnknown, ReasonNodesOutOfScope, Subject{Kind: "Node", Name: n.Name, UID: n.UID},
-			"the snapshot is scoped to its nodes (k8s-snapshot --node): where the %d replacement(s) can run cannot be judged without the other nodes and their pods; take a whole-cluster snapshot", placed)
+			"the snapshot is scoped to its nodes (k8s-snapshot --node): where the %d replacement(s) can run cannot be judged without the other nodes and their pods, so no time is given; a whole-cluster snapshot gives one: k8s-snapshot | k8s-analyze --node %s", placed, n.Name)
 		return
 	}
 	p := f.place

@@ -461,16 +461,52 @@ func TestForecastBudgets(t *testing.T) {
 }
 
 // TestForecastScoped: a node-scoped snapshot cannot tell where replacements
-// go: unknown, with the estimate.
+// go: unknown, with no times (nor a critical path), the message naming the
+// pipe that gives them; other unknown causes beside it give none either; a
+// budget that never refills is never all the same; and a Placement of the
+// whole cluster gives the times back.
 func TestForecastScoped(t *testing.T) {
-	s := fbuild(t, threeNodes, map[string]string{"pods": fpod("p", "n1", "", "", 5)})
-	s.Metadata.Scope.Nodes = []string{"n1"}
-	f := forecastOf(t, s, ForecastOptions{})
-	if diff := cmp.Diff([]string{"unknown nodes-out-of-scope Node n1"}, causeKeys(f)); diff != "" {
-		t.Errorf("causes (-want +got):\n%s", diff)
-	}
-	if f.Verdict != VerdictUnknown || f.P50 == nil || f.P50.Duration != 30*time.Second {
-		t.Errorf("verdict %s, p50 %v; want unknown, 30s", f.Verdict, f.P50)
+	web := fpod("p", "n1", "", "", 5) + fpod("q", "n2", "", "", 5) + fpod("r", "n3", "", "", 5)
+	for name, tc := range map[string]struct {
+		pods, pdbs string
+		placement  bool
+		want       []string
+		p50        string // "" for none
+	}{
+		"a replacement to place": {pods: fpod("p", "n1", "", "", 5), want: []string{"unknown nodes-out-of-scope Node n1"}},
+		"and an exhausted budget": {pods: web, pdbs: pdbYAML("web", "maxUnavailable: 1, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2, expectedPods: 3"),
+			want: []string{"unknown nodes-out-of-scope Node n1", "unknown pdb-exhausted PodDisruptionBudget ns/web"}},
+		"a budget that never refills": {pods: other("x1", "n1", "app: web", "") + other("x2", "n1", "app: web", "") + fpod("p", "n1", "", "", 5),
+			pdbs: pdbYAML("web", "maxUnavailable: 1, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3"),
+			want: []string{"never pdb-never-refills PodDisruptionBudget ns/web", "unknown nodes-out-of-scope Node n1"}},
+		"nothing to place":                 {pods: other("x", "n1", "app: web", ""), want: []string{}, p50: "30s"},
+		"a placement of the whole cluster": {pods: fpod("p", "n1", "", "", 5), placement: true, want: []string{}, p50: "30s"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pods := strings.ReplaceAll(tc.pods, "phase: Running}", `phase: Running, conditions: [{type: Ready, status: "True"}]}`)
+			s := fbuild(t, threeNodes, map[string]string{"pods": pods, "podDisruptionBudgets": tc.pdbs})
+			var opts ForecastOptions
+			if tc.placement {
+				opts.Placement = NewPlacement(s)
+			}
+			s.Metadata.Scope.Nodes = []string{"n1"}
+			f := forecastOf(t, s, opts)
+			if diff := cmp.Diff(tc.want, causeKeys(f)); diff != "" {
+				t.Errorf("causes (-want +got):\n%s\n%+v", diff, f.Causes)
+			}
+			got := ""
+			if f.P50 != nil {
+				got = f.P50.Duration.String()
+			}
+			if got != tc.p50 || (f.P90 == nil) != (f.P50 == nil) || (f.P50 == nil && f.CriticalPath != nil) {
+				t.Errorf("p50 %q, p90 %v, critical path %+v; want p50 %q, p90 with it, no critical path without it", got, f.P90, f.CriticalPath, tc.p50)
+			}
+			for _, c := range f.Causes {
+				if c.Reason == ReasonNodesOutOfScope && !strings.Contains(c.Message, "no time is given; a whole-cluster snapshot gives one: k8s-snapshot | k8s-analyze --node n1") {
+					t.Errorf("message %q names no pipe that gives a forecast", c.Message)
+				}
+			}
+		})
 	}
 }
 

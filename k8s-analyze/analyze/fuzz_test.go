@@ -16,7 +16,9 @@ import (
 // tolerations and spread constraints of the input), without and with
 // planned surges, and encoding: it must never panic, and whatever decodes
 // either analyses into a report that encodes, or fails with an error. A
-// forecast that is not never has its estimate; a pod has at most one of
+// forecast has its estimate (p50 and p90, p90 >= p50) unless it is never or
+// its snapshot is out of scope (nodes-out-of-scope), and without one no
+// critical path; a pod has at most one of
 // Surge and NoSurge, and its action is surge exactly when Options.Surge asks
 // and a surge moves it (unless another finding blocks it). The capacity of
 // the first half of the nodes, drained together, is judged too: it never
@@ -49,7 +51,12 @@ func analyse(t *testing.T, s *view.Snapshot, surge bool) {
 		return
 	}
 	for _, n := range r.Nodes {
-		if f := n.Forecast; f == nil || (f.Verdict == VerdictNever) != (f.P50 == nil) || (f.P50 != nil && f.P90.Duration < f.P50.Duration) {
+		f := n.Forecast
+		if f == nil {
+			t.Fatalf("node %s: no forecast", n.Name)
+		}
+		untimed := f.Verdict == VerdictNever || slices.ContainsFunc(f.Causes, func(c ForecastCause) bool { return c.Reason == ReasonNodesOutOfScope })
+		if untimed != (f.P50 == nil) || (f.P50 == nil) != (f.P90 == nil) || (f.P50 == nil && f.CriticalPath != nil) || (f.P50 != nil && f.P90.Duration < f.P50.Duration) {
 			t.Fatalf("node %s: forecast %+v", n.Name, f)
 		}
 		checkPartition(t, s, n.Name, n.DrainOrder)

@@ -199,7 +199,8 @@ const (
 	VerdictNever Verdict = "never"
 	// VerdictUnknown: something the forecast needs could not be judged
 	// from the snapshot; the causes name it. P50 and P90 assume it turns
-	// out well.
+	// out well, except under ReasonNodesOutOfScope: where replacements go
+	// is not judged at all, and there are no times.
 	VerdictUnknown Verdict = "unknown"
 )
 
@@ -210,11 +211,12 @@ type Forecast struct {
 	// P50 and P90 are the time until the node is empty of the pods a drain
 	// evicts and their volumes are detached, with each workload's median and
 	// upper-quantile time to Ready.
-	// Absent when the verdict is never.
+	// Absent when the verdict is never, or a cause is
+	// ReasonNodesOutOfScope (a node-scoped snapshot without a Placement).
 	P50 *metav1.Duration `json:"p50,omitempty"`
 	P90 *metav1.Duration `json:"p90,omitempty"`
 	// CriticalPath is the group of pods whose last one goes last (at P50).
-	// Absent when nothing is evicted, or the verdict is never.
+	// Absent when nothing is evicted, or there is no P50.
 	CriticalPath *CriticalPath `json:"criticalPath,omitempty"`
 	// Causes say why the verdict is never, and what could not be judged;
 	// never causes first.
