@@ -254,6 +254,7 @@ func (w *World) madePlan(in *instance, p *api.MaintenancePlan) {
 			w.violate("%s made plan %s of wave %d while plan %s of wave %d is %s/%s", in.name, p.Name, wave, q.Name, campaign.WaveOf(q), q.Status.Phase, q.Status.Reason)
 		}
 	}
+	w.budgetPlan(p)
 	w.logf("%s: made plan %s for %s, wave %d", in.name, p.Name, p.Spec.NodeName, wave)
 }
 

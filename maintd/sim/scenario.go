@@ -196,6 +196,7 @@ func (w *World) draw() Scenario {
 	w.drawStorage(&sc)
 	w.drawRules(&sc)
 	w.drawBreakGlass(&sc)
+	w.drawBudget(&sc)
 	return sc
 }
 
@@ -255,8 +256,9 @@ func (w *World) Setup(sc Scenario) {
 	}
 	if sc.Campaign != nil {
 		w.mu.Lock()
-		_, err := w.s.create(campsR, &api.MaintenanceCampaign{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}, Spec: *sc.Campaign})
-		w.logf("person: create campaign fleet over %v (release %t) -> %s", sc.Campaign.Nodes, sc.Campaign.Release, errText(err))
+		o, err := w.s.create(campsR, &api.MaintenanceCampaign{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}, Spec: *sc.Campaign})
+		w.logf("person: create campaign fleet over %v (release %t%s) -> %s", sc.Campaign.Nodes, sc.Campaign.Release, budgetText(sc.Campaign.Budget), errText(err))
+		w.madeCampaign(o, sc.Campaign)
 		w.mu.Unlock()
 	}
 }

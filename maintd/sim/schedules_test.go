@@ -600,6 +600,14 @@ var schedules = map[string]struct {
 			}
 		},
 	},
+	"24 a campaign over 3 zones takes at most 1 node of a zone at once, and completes": {
+		// Six nodes of the campaign, two in each of 3 zones, and 6 slots:
+		// the budget (maxPerDomain 1), not the slots, makes its waves of 3
+		// nodes, one per zone; released as they drain, it completes.
+		scenario: zonedCampaign(), maxNodes: 6, run: runZoned,
+		path: []string{"wave 1: 3 nodes (node-1, node-2, node-3); 3 nodes after it; the budget: at most 1 node(s) per topology.kubernetes.io/zone",
+			"made plan fleet-node-6 for node-6, wave 2", "Completed on fleet:"},
+	},
 	"23 break-glass: the ledger before the DELETE, each pod deleted once, across restarts": {
 		// A StatefulSet's only pod under minAvailable 1 on the plan's
 		// node; past the deadline (1 min) an override approved by bob

@@ -115,6 +115,7 @@ func (w *World) stuck(strict bool) {
 	w.surged(scheduled)
 	w.pausedPlans(scheduled)
 	w.forcedReleased(scheduled)
+	w.budgetStuck(scheduled)
 	if !strict {
 		w.woken()
 	}
@@ -232,6 +233,7 @@ func (w *World) final() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.stuck(true)
+	w.budgetEnd()
 	for _, o := range w.s.list(depsR, Namespace, nil) {
 		d := o.(*appsv1.Deployment)
 		if got, want := ptrOr(d.Spec.Replicas, 1), w.replicas[d.Name]; d.Annotations[drain.SurgeAnnotation] == "" && got != want {

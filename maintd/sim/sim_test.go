@@ -69,6 +69,7 @@ func TestSim(t *testing.T) {
 	t.Logf("%d seeds in %s", n, time.Since(start).Round(time.Millisecond))
 	summary, killed := breakGlassSummary()
 	t.Log(summary)
+	t.Log(budgetSummary())
 	if n >= 1000 && killed < 20 {
 		t.Errorf("only %d seeds killed maintd between a ledger entry and its DELETE (want at least 20)", killed)
 	}

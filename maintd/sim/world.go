@@ -200,6 +200,8 @@ type World struct {
 	// bg is break-glass: the overrides and what maintd deleted under them
 	// (overrides.go, breakglass.go).
 	bg *breakGlass
+	// bud is the campaign's budget and its plans (budgets.go).
+	bud *budgets
 }
 
 // spend is an eviction of maintd that spent a budget: the budget's version
@@ -261,9 +263,14 @@ func New(seed int64) *World {
 		faulting: rand.New(rand.NewPCG(uint64(seed), 0xfa17)), budgeting: rand.New(rand.NewPCG(uint64(seed), 0xb0d9)),
 		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), storing: rand.New(rand.NewPCG(uint64(seed), 0x57055d5)), ruling: rand.New(rand.NewPCG(uint64(seed), 0x701605)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]spend{}, refusedAt: map[string]time.Time{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
-		silence: map[types.UID]*silence{}, surges: map[string]*surgeRecord{}, moved: map[string]*move{}, uncordoned: map[string]time.Time{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}, opened: map[types.UID]map[string]bool{}, bg: newBreakGlass(seed)}
+		silence: map[types.UID]*silence{}, surges: map[string]*surgeRecord{}, moved: map[string]*move{}, uncordoned: map[string]time.Time{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}, opened: map[types.UID]map[string]bool{}, bg: newBreakGlass(seed), bud: newBudgets(seed)}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
-	w.s.watch = func(r schema.GroupVersionResource, ev watch.Event, _ bool) { w.changed(r, ev) }
+	w.s.watch = func(r schema.GroupVersionResource, ev watch.Event, _ bool) {
+		w.changed(r, ev)
+		if r == nodesR {
+			w.checkBudget() // at every moment, not only after a step
+		}
+	}
 	w.s.logf = w.logf
 	return w
 }
