@@ -247,7 +247,9 @@ func (w *World) budgetEnd() {
 	}
 	c := o.(*api.MaintenanceCampaign)
 	st := c.Status
-	tallyBudget(w, string(st.Phase)+"/"+string(st.Reason))
+	if w.campaign { // a drawn seed's, not a written schedule's
+		tallyBudget(w, string(st.Phase)+"/"+string(st.Reason))
+	}
 	if b.spec == nil || st.Phase != api.Completed {
 		return
 	}
