@@ -277,7 +277,14 @@ func (c *Controller) campaignPlans(m *api.MaintenanceCampaign) ([]*api.Maintenan
 	defer c.mu.Unlock()
 	for _, p := range cached {
 		if ownedBy(p, m.UID) && !c.deleted(p) {
-			out = append(out, c.newest(p))
+			// A plan's end counts once it is written: a wave is not done
+			// on a status still being written, which may yet fail (sim
+			// seed 67); its slot counts as soon as it is decided.
+			n := c.newest(p)
+			if drain.Final(&n.Status) {
+				n = c.written(p)
+			}
+			out = append(out, n)
 		}
 	}
 	slices.SortFunc(out, func(a, b *api.MaintenancePlan) int { return strings.Compare(a.Name, b.Name) })

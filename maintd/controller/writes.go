@@ -147,6 +147,13 @@ func (c *Controller) newest(cached *api.MaintenancePlan) *api.MaintenancePlan {
 	if d, ok := c.inflight[cached.Name]; ok && d.UID == cached.UID {
 		return d
 	}
+	return c.written(cached)
+}
+
+// written is the newest of a cached plan, what this controller wrote over
+// it and the verdict it recorded and has not written yet: newest but what
+// it is writing now; c.mu is held.
+func (c *Controller) written(cached *api.MaintenancePlan) *api.MaintenancePlan {
 	written := cached
 	if w, ok := c.superseded[cached.Name]; ok && w.over[cached.ResourceVersion] && w.plan != nil {
 		written = w.plan

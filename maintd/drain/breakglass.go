@@ -64,8 +64,9 @@ func Covers(o *api.MaintenanceOverride, v analyze.PodVerdict, podLabels map[stri
 // overrideState is what the decision knows of one override.
 type overrideState struct {
 	o *api.MaintenanceOverride
-	// why it may not act ("" when it may).
-	why string
+	// self says it is approved by the plan's requester; why, that it has
+	// expired or is not stored yet ("" when neither).
+	self, why string
 	// used counts the ledger's entries under it, and perPDB by PDB key.
 	used   int
 	perPDB map[string]int
@@ -77,19 +78,7 @@ type overrideState struct {
 func (d *decider) breakGlass() {
 	d.overrides = nil
 	for i := range d.f.Overrides {
-		o := &d.f.Overrides[i]
-		s := &overrideState{o: o, perPDB: map[string]int{}}
-		switch {
-		case o.Spec.ApprovedBy == Requester(d.p) && o.Spec.ApprovedBy != "":
-			s.why = fmt.Sprintf("override %s is approved by %s, who requested the plan: break-glass needs a second person", o.Name, o.Spec.ApprovedBy)
-		case !d.at.Before(Expiry(o)):
-			s.why = fmt.Sprintf("override %s expired at %s", o.Name, Expiry(o).UTC().Format(time.RFC3339))
-		case o.CreationTimestamp.IsZero():
-			s.why = fmt.Sprintf("override %s is not stored yet", o.Name)
-		default:
-			d.requeueAt(Expiry(o))
-		}
-		d.overrides = append(d.overrides, s)
+		d.overrides = append(d.overrides, &overrideState{o: &d.f.Overrides[i], perPDB: map[string]int{}})
 	}
 	for i := range d.st.Forced {
 		e := &d.st.Forced[i]
@@ -113,6 +102,23 @@ func (d *decider) breakGlass() {
 			e.Outcome, e.Deleted = api.ForcedAlreadyDeleting, ptrTime(d.now)
 		case !d.at.Before(e.ExpiresAt.Time):
 			e.Outcome, e.Deleted = api.ForcedNotDeleted, ptrTime(d.now)
+		}
+	}
+	// Why an override cannot serve, once its use is counted: one spent
+	// says so until it is deleted (its expiry changes nothing, and is no
+	// reason to decide again).
+	for _, s := range d.overrides {
+		o := s.o
+		switch {
+		case o.Spec.ApprovedBy == Requester(d.p) && o.Spec.ApprovedBy != "":
+			s.self = fmt.Sprintf("override %s is approved by %s, who requested the plan: break-glass needs a second person", o.Name, o.Spec.ApprovedBy)
+		case s.used >= int(o.Spec.MaxPods):
+		case !d.at.Before(Expiry(o)):
+			s.why = fmt.Sprintf("override %s expired at %s", o.Name, Expiry(o).UTC().Format(time.RFC3339))
+		case o.CreationTimestamp.IsZero():
+			s.why = fmt.Sprintf("override %s is not stored yet", o.Name)
+		default:
+			d.requeueAt(Expiry(o))
 		}
 	}
 	d.waits.Add(waits.Overrides, d.p.Name)
@@ -171,9 +177,11 @@ func (d *decider) force(v analyze.PodVerdict, key string, slots *int) bool {
 		if max == 0 {
 			max = DefaultMaxPerPDB
 		}
+		// Spent before expired: a spent override says so until it is
+		// deleted, its expiry changing nothing (no status rewrite).
 		switch {
-		case s.why != "":
-			d.noForce = append(d.noForce, s.why)
+		case s.self != "":
+			d.noForce = append(d.noForce, s.self)
 			continue
 		case !d.mayForce(s):
 			continue
@@ -182,6 +190,9 @@ func (d *decider) force(v analyze.PodVerdict, key string, slots *int) bool {
 			continue
 		case key != "" && s.perPDB[key] >= max:
 			d.noForce = append(d.noForce, fmt.Sprintf("override %s is spent for PodDisruptionBudget %s: %d of %d pods", s.o.Name, key, s.perPDB[key], max))
+			continue
+		case s.why != "":
+			d.noForce = append(d.noForce, s.why)
 			continue
 		case !d.f.MayDelete[v.Namespace]:
 			d.noForce = append(d.noForce, fmt.Sprintf("maintd may not delete pods in namespace %s: break-glass is off (apply the deploy/breakglass component)", v.Namespace))

@@ -107,7 +107,7 @@ func (w *World) planAnnotations() map[string]string {
 // breakGlassRisks are what a plan of break-glass accepts: its budgets
 // never allow, and what else would block it before its drain starts.
 var breakGlassRisks = []string{analyze.ReasonPDBNeverAllows, analyze.ReasonPDBNeverRefills, analyze.ReasonUnschedulable, analyze.ReasonNoCapacity,
-	string(analyze.PDBZeroSpec), string(analyze.AllReplicasOnNode), string(analyze.RWOReattach), "single-replica"}
+	string(analyze.PDBZeroSpec), string(analyze.NeedsOverride), string(analyze.AllReplicasOnNode), string(analyze.RWOReattach), "single-replica"}
 
 // override is an override of plan-1 by approvedBy for d, of at most max pods,
 // of the StatefulSet's pods.

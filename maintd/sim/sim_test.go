@@ -128,6 +128,9 @@ var fixed = map[int64]string{
 	69:  "a plan past its deadline that stopped before its evictions (its node uncordoned by a person) waited for an override's deletion that woke nothing; now it fails as without overrides",
 	124: "a dry run past its deadline with an override never failed",
 	186: "a plan failed its deadline while cordoning, its cordon landed but not yet cached: the slot counted free and another plan decided to cordon (2 nodes, 1 slot)",
+	245: "a spent override's expiry rewrote its Blocked plan's status (spent, then expired) while nothing else changed",
+	907: "the same for an override spent for one budget",
+	67:  "a campaign made its next wave on a plan's end that was decided and not yet written",
 	917: "a campaign plan's first eviction, decided while another plan of its wave was Blocked and never answered, was sent after a pause said over that block (the gate now opens at the first accepted eviction)",
 	// The drain rules'.
 	45: "a pod of order 0 evicted while a pod its plan's drain rules put first (order -2) was still Terminating on the node",
