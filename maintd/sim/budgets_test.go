@@ -12,12 +12,20 @@ import (
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 )
 
+// foundWithBudgets are the fixed seeds found in the world with budgets:
+// they replay their schedules with their budgets.
+var foundWithBudgets = map[int64]bool{67: true, 245: true, 907: true}
+
 // TestFixedSeedsHaveNoBudget: the budgets' stream leaves the seeds of
-// TestFixedSeeds as they were drawn before budgets existed (no budget, no
-// zones, their slots), so that they replay the schedules that found their
-// defects; and it gives a budget to some of the other campaign seeds.
+// TestFixedSeeds found before budgets existed as they were drawn then (no
+// budget, no zones, their slots), so that they replay the schedules that
+// found their defects; and it gives a budget to some of the other campaign
+// seeds.
 func TestFixedSeedsHaveNoBudget(t *testing.T) {
 	for s := range fixed {
+		if foundWithBudgets[s] {
+			continue
+		}
 		w := New(s)
 		if sc := w.draw(); sc.Campaign != nil && sc.Campaign.Budget != nil || w.bud.on {
 			t.Errorf("fixed seed %d draws a campaign budget: its schedule is no longer the one that found its defect", s)
@@ -29,7 +37,7 @@ func TestFixedSeedsHaveNoBudget(t *testing.T) {
 			with = append(with, s)
 		}
 	}
-	if len(with) < 5 || slices.ContainsFunc(with, func(s int64) bool { _, ok := fixed[s]; return ok }) {
+	if len(with) < 5 || slices.ContainsFunc(with, func(s int64) bool { _, ok := fixed[s]; return ok && !foundWithBudgets[s] }) {
 		t.Errorf("seeds 1-100 with a campaign budget: %v; want at least 5, none of them fixed", with)
 	}
 }
