@@ -160,6 +160,25 @@ type PDBStatus struct {
 	DisruptionsAllowed int32 `json:"disruptionsAllowed"`
 }
 
+// CreatedByAnnotation names the requester of a plan or a campaign, as the
+// API server names the user; admission (deploy/admission.yaml) pins it to
+// the user who creates the object, and it never changes. An override whose
+// approver it names is ignored (two people).
+const CreatedByAnnotation = "maintenance.sentinel.dev/created-by"
+
+// Reasons of a plan's break-glass.
+const (
+	// ForcingDeletes: deleting, under an override, pods no budget allows.
+	ForcingDeletes Reason = "forcing-deletes"
+	// OverrideSpent: past the deadline, pods the budget refuses remain and
+	// no override in force covers them (spent, expired, or approved by the
+	// requester); a new override resumes the plan.
+	OverrideSpent Reason = "override-spent"
+	// BreakGlassDisabled: an override would act, but maintd may not
+	// delete pods (the break-glass component is not applied).
+	BreakGlassDisabled Reason = "break-glass-disabled"
+)
+
 // Outcomes of a ForcedDelete.
 const (
 	ForcedDeleted         = "deleted"

@@ -33,11 +33,6 @@ type MaintenancePlan struct {
 	Status MaintenancePlanStatus `json:"status,omitempty"`
 }
 
-// CreatedByAnnotation names the requester of a plan or a campaign, as the
-// API server names the user; admission (deploy/admission.yaml) pins it to
-// the user who creates the object, and it never changes.
-const CreatedByAnnotation = "maintenance.sentinel.dev/created-by"
-
 // MaintenancePlanSpec says which node, which workloads may be disrupted, and
 // within which bounds.
 //
@@ -334,8 +329,6 @@ const (
 	PlanSpecChanged   Reason = "plan-spec-changed"
 	TargetReplaced    Reason = "target-replaced"
 	DeadlineExceeded  Reason = "deadline-exceeded"
-	// ForcingDeletes: deleting, under an override, pods no budget allows.
-	ForcingDeletes Reason = "forcing-deletes"
 	// VolumeDetachStuck: a volume of the evicted pods did not detach from
 	// the node within spec.volumeDetachTimeout.
 	VolumeDetachStuck Reason = "volume-detach-stuck"
@@ -343,13 +336,6 @@ const (
 	// PersistentVolume, or a volume whose claim, that no longer exists:
 	// nothing will detach it by itself.
 	VolumeAttachmentLeaked Reason = "volume-attachment-leaked"
-	// OverrideSpent: past the deadline, pods the budget refuses remain and
-	// no override in force covers them (spent, expired, or approved by the
-	// requester); a new override resumes the plan.
-	OverrideSpent Reason = "override-spent"
-	// BreakGlassDisabled: an override would act, but maintd may not
-	// delete pods (the break-glass component is not applied).
-	BreakGlassDisabled Reason = "break-glass-disabled"
 )
 
 // Condition types.
