@@ -153,6 +153,7 @@ func (c *Controller) forceDeletes(ctx context.Context, p *api.MaintenancePlan, a
 				e.PDBBefore = pdbStatus(b)
 			}
 			entries = append(entries, e)
+			answers[i].Target.Force = &e // its DELETE and Events name the budget's status as written
 			idx = append(idx, i)
 		}
 	}
@@ -242,7 +243,10 @@ func (c *Controller) forceEvents(p *api.MaintenancePlan, t drain.Target) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: t.Name, UID: t.UID}}
 	pod.Kind, pod.APIVersion = "Pod", "v1"
 	c.cfg.Events.Eventf(pod, p, corev1.EventTypeWarning, "ForceDeleted", "Delete", "%s", note)
-	if b, err := c.pdbs.PodDisruptionBudgets(t.Namespace).Get(t.PDB); err == nil && t.PDB != "" {
+	if t.PDB == "" {
+		return
+	}
+	if b, err := c.pdbs.PodDisruptionBudgets(t.Namespace).Get(t.PDB); err == nil {
 		pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name, UID: b.UID}}
 		pdb.Kind, pdb.APIVersion = "PodDisruptionBudget", "policy/v1"
 		c.cfg.Events.Eventf(pdb, p, corev1.EventTypeWarning, "BudgetOverridden", "Delete", "pod %s/%s %s", t.Namespace, t.Name, note)

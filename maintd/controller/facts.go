@@ -218,7 +218,8 @@ func before(a, b *api.MaintenancePlan) bool {
 }
 
 func podFact(p *cachedPod) drain.Pod {
-	f := drain.Pod{Namespace: p.Namespace, Name: p.Name, Terminating: p.DeletionTimestamp != nil, Labels: p.Labels, GracePeriodSeconds: 30}
+	f := drain.Pod{Namespace: p.Namespace, Name: p.Name, Terminating: p.DeletionTimestamp != nil, Labels: p.Labels,
+		GracePeriodSeconds: int64(analyze.DefaultGrace / time.Second)}
 	if g := p.TerminationGracePeriodSeconds; g != nil {
 		f.GracePeriodSeconds = *g
 	}

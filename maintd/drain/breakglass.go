@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
@@ -97,11 +98,11 @@ func (d *decider) breakGlass() {
 		// once more only while the approval is in force (pick).
 		switch pod, ok := d.f.Pods[e.UID]; {
 		case !ok:
-			e.Outcome, e.Deleted = api.ForcedGone, ptrTime(d.now)
+			e.Outcome, e.Deleted = api.ForcedGone, ptr.To(metav1.NewTime(d.now))
 		case pod.Terminating:
-			e.Outcome, e.Deleted = api.ForcedAlreadyDeleting, ptrTime(d.now)
+			e.Outcome, e.Deleted = api.ForcedAlreadyDeleting, ptr.To(metav1.NewTime(d.now))
 		case !d.at.Before(e.ExpiresAt.Time):
-			e.Outcome, e.Deleted = api.ForcedNotDeleted, ptrTime(d.now)
+			e.Outcome, e.Deleted = api.ForcedNotDeleted, ptr.To(metav1.NewTime(d.now))
 		}
 	}
 	// Why an override cannot serve, once its use is counted: one spent
@@ -123,8 +124,6 @@ func (d *decider) breakGlass() {
 	}
 	d.waits.Add(waits.Overrides, d.p.Name)
 }
-
-func ptrTime(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
 
 func (d *decider) override(name string) *overrideState {
 	for _, s := range d.overrides {
@@ -268,7 +267,7 @@ func Ledger(st api.MaintenancePlanStatus, entries []api.ForcedDelete) api.Mainte
 func Settled(st api.MaintenancePlanStatus, uid types.UID, outcome string, at time.Time) api.MaintenancePlanStatus {
 	for i := range st.Forced {
 		if e := &st.Forced[i]; e.UID == uid && e.Outcome == "" {
-			e.Outcome, e.Deleted = outcome, ptrTime(at.UTC().Truncate(time.Second))
+			e.Outcome, e.Deleted = outcome, ptr.To(metav1.NewTime(at.UTC().Truncate(time.Second)))
 		}
 	}
 	return st
