@@ -147,6 +147,17 @@ type MaintenanceCampaignSpec struct {
 	// +kubebuilder:validation:MaxItems=5000
 	// +kubebuilder:validation:items:MaxLength=253
 	Retry []string `json:"retry,omitempty"`
+
+	// Windows say when the campaign's nodes may be drained, copied to
+	// every plan (see MaintenanceWindows); status.windows forecasts how
+	// many windows the nodes left need.
+	// +optional
+	Windows *MaintenanceWindows `json:"windows,omitempty"`
+
+	// HealthGate is copied to every plan: after release, a node is
+	// uncordoned only once it holds, and the next wave waits for it.
+	// +optional
+	HealthGate *HealthGate `json:"healthGate,omitempty"`
 }
 
 // CampaignBudget bounds a wave: its nodes are at most nodes (a count, or a
@@ -298,6 +309,9 @@ type MaintenanceCampaignStatus struct {
 	// Breaker is the breaker's state.
 	// +optional
 	Breaker *BreakerStatus `json:"breaker,omitempty"`
+	// Windows is the campaign's forecast across spec.windows.
+	// +optional
+	Windows *CampaignWindows `json:"windows,omitempty"`
 	// Owners are the UIDs of the controllers (ReplicaSet, StatefulSet, ...)
 	// of the pods on the campaign's nodes when it started: their pods
 	// created since are the pods the campaign moved, whose readiness the

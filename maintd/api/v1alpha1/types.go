@@ -181,41 +181,16 @@ type MaintenancePlanSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	DrainRules []DrainRule `json:"drainRules,omitempty"`
-}
 
-// DrainRule is one rule of spec.drainRules.
-type DrainRule struct {
-	// Name names the rule in the status and in messages.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=63
-	Name string `json:"name"`
-	// Drain is what happens to the pods the rule matches.
-	Drain DrainRuleDrain `json:"drain"`
-	// Pods select the pods: a pod matches when both selectors of one entry
-	// match it (a missing selector matches every pod). No entry: every pod.
+	// Windows say when the drain may start and run (see
+	// MaintenanceWindows). A campaign copies its own to its plans.
 	// +optional
-	// +kubebuilder:validation:MaxItems=32
-	// +listType=atomic
-	Pods []DrainRulePods `json:"pods,omitempty"`
-}
+	Windows *MaintenanceWindows `json:"windows,omitempty"`
 
-// DrainRuleDrain is a rule's behavior and order.
-type DrainRuleDrain struct {
-	// Behavior of the matched pods.
-	// +kubebuilder:validation:Enum=Drain;Skip;WaitCompleted
-	Behavior string `json:"behavior"`
-	// Order of the group of matched pods, for Drain: lower goes first; the
-	// pods of no rule have order 0.
+	// HealthGate is what the node must show after release before maintd
+	// uncordons it and the plan completes (see HealthGate).
 	// +optional
-	Order *int32 `json:"order,omitempty"`
-}
-
-// DrainRulePods selects pods by their labels and their namespace's labels.
-type DrainRulePods struct {
-	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
-	// +optional
-	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	HealthGate *HealthGate `json:"healthGate,omitempty"`
 }
 
 // SurgePolicy says whether a plan may add a replica to move a pod.
@@ -414,6 +389,13 @@ type MaintenancePlanStatus struct {
 	// +optional
 	// +listType=atomic
 	Forced []ForcedDelete `json:"forced,omitempty"`
+	// Window is where the plan stands with spec.windows.
+	// +optional
+	Window *PlanWindow `json:"window,omitempty"`
+	// ReleasedAt is when maintd first saw spec.release set: the health
+	// gate's timeout counts from it.
+	// +optional
+	ReleasedAt *metav1.Time `json:"releasedAt,omitempty"`
 }
 
 // Preflight is the drain-risk analysis of the node (k8s-analyze's checks).
