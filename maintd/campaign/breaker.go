@@ -17,11 +17,20 @@ import (
 // whether the campaign is paused (by it or by the cluster-wide switch).
 func (d *decider) breaker() bool {
 	st, s, sick := &d.st, d.spec, d.f.Sick
+	// A node of the campaign that did not pass its health gate after its
+	// maintenance counts as a node NotReady outside it.
+	notReady, where := sick.NotReady, "outside the campaign"
+	for _, p := range d.f.Plans {
+		if p.Status.Reason == api.NodeUnhealthy {
+			notReady = append(slices.Clip(notReady), p.Spec.NodeName+" (its health gate)")
+			where = "outside the campaign or past their health gate"
+		}
+	}
 	var reason, msg string
 	switch {
-	case len(sick.NotReady) > int(s.Breaker.MaxNotReadyNodes):
+	case len(notReady) > int(s.Breaker.MaxNotReadyNodes):
 		reason = "nodes-not-ready"
-		msg = fmt.Sprintf("%d nodes outside the campaign are NotReady (%s), more than maxNotReadyNodes %d", len(sick.NotReady), list(sick.NotReady), s.Breaker.MaxNotReadyNodes)
+		msg = fmt.Sprintf("%d nodes %s are NotReady (%s), more than maxNotReadyNodes %d", len(notReady), where, list(notReady), s.Breaker.MaxNotReadyNodes)
 	case len(sick.BelowFloor) > int(s.Breaker.MaxPDBsBelowFloor):
 		reason = "pdbs-below-floor"
 		msg = fmt.Sprintf("%d PodDisruptionBudgets are below their floor (%s), more than maxPDBsBelowFloor %d; the campaign's evictions never do that", len(sick.BelowFloor), list(sick.BelowFloor), s.Breaker.MaxPDBsBelowFloor)

@@ -148,12 +148,12 @@ type Need struct {
 var errNeeded = errors.New("campaign: a fact is needed")
 
 // AboutToCordon reports whether a plan has not yet cordoned its node and
-// will: new, pending (but for a slot), or cordoning and not yet seen
+// will: new, pending (but for a slot or a window), or cordoning and not yet seen
 // cordoned. The plans of a wave evict once none of the wave is.
 func AboutToCordon(st *api.MaintenancePlanStatus) bool {
 	switch st.Phase {
 	case "", api.Pending:
-		return st.Reason != api.WaitingForSlot
+		return st.Reason != api.WaitingForSlot && st.Reason != api.OutsideWindow
 	case api.Cordoning:
 		return true
 	}
@@ -221,7 +221,7 @@ type decider struct {
 // be read; nothing is decided.
 func Decide(c *api.MaintenanceCampaign, f Facts, now time.Time) (Decision, error) {
 	d := &decider{c: c, f: f, spec: Defaulted(c.Spec), now: now.UTC().Truncate(time.Second), at: now, st: *c.Status.DeepCopy(), waits: waits.Set{}}
-	if err := d.decide(); errors.Is(err, errNeeded) {
+	if err := d.decideIn(); errors.Is(err, errNeeded) {
 		return Decision{Need: d.dec.Need}, nil
 	} else if err != nil {
 		return Decision{}, err
@@ -467,7 +467,8 @@ func (d *decider) plan(node string, n int, left time.Duration) *api.MaintenanceP
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: api.SchemeGroupVersion.String(), Kind: "MaintenanceCampaign", Name: c.Name, UID: c.UID, Controller: ptr.To(true)}}},
 		Spec: api.MaintenancePlanSpec{NodeName: node, Reason: reason, Workloads: slices.Clone(s.Workloads), AllowAllWorkloads: s.AllowAllWorkloads,
 			AcceptedRisks: slices.Clone(s.AcceptedRisks), StartWithin: &metav1.Duration{Duration: left}, Deadline: &metav1.Duration{Duration: left}, MaxConcurrentEvictions: s.MaxConcurrentEvictions, Surge: s.Surge,
-			VolumeDetachTimeout: s.VolumeDetachTimeout.DeepCopy(), DrainRules: s.DeepCopy().DrainRules},
+			VolumeDetachTimeout: s.VolumeDetachTimeout.DeepCopy(), DrainRules: s.DeepCopy().DrainRules,
+			Windows: s.Windows.DeepCopy(), HealthGate: s.HealthGate.DeepCopy()},
 	}
 	p.Kind, p.APIVersion = "MaintenancePlan", api.SchemeGroupVersion.String()
 	return p

@@ -108,16 +108,15 @@ func slim(obj any) (any, error) {
 		return cachePod(o), nil
 	case *corev1.Node:
 		// The forecast places pods by its allocatable; a campaign's breaker
-		// reads its Ready condition.
-		var ready []corev1.NodeCondition
+		// reads its Ready condition, a health gate its other conditions:
+		// their type, status and reason, not their heartbeats.
+		conds := make([]corev1.NodeCondition, 0, len(o.Status.Conditions))
 		for _, cd := range o.Status.Conditions {
-			if cd.Type == corev1.NodeReady {
-				ready = []corev1.NodeCondition{{Type: cd.Type, Status: cd.Status, Reason: cd.Reason}}
-			}
+			conds = append(conds, corev1.NodeCondition{Type: cd.Type, Status: cd.Status, Reason: cd.Reason})
 		}
 		// A plan is Drained once no volume of its pods is in its
 		// volumesAttached.
-		o.Status = corev1.NodeStatus{Allocatable: o.Status.Allocatable, Conditions: ready, VolumesAttached: o.Status.VolumesAttached}
+		o.Status = corev1.NodeStatus{Allocatable: o.Status.Allocatable, Conditions: conds, VolumesAttached: o.Status.VolumesAttached}
 	case *appsv1.ReplicaSet:
 		o.Spec.Template = corev1.PodTemplateSpec{}
 	case *appsv1.Deployment:

@@ -24,6 +24,7 @@ import (
 	"github.com/sentinel-go/sentinel/k8s-cordon/cordon"
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/waits"
+	"github.com/sentinel-go/sentinel/maintd/windows"
 )
 
 // Defaults of the spec's optional fields (the CRD sets them too).
@@ -323,6 +324,7 @@ func Decide(f Facts, p *api.MaintenancePlan, now time.Time) Decision {
 	d := &decider{f: f, p: p, spec: Defaulted(p.Spec), now: now.UTC().Truncate(time.Second), at: now}
 	d.st = *p.Status.DeepCopy()
 	d.dec.Owner, d.dec.Reason = Owner(p), p.Spec.Reason
+	d.win, d.winErr = WindowsOf(p.Spec.Windows)
 	d.waits = waits.Set{}
 	d.decide()
 	d.restoreOnStop()
@@ -361,6 +363,10 @@ type decider struct {
 	evicting     bool
 	noForce      []string
 	disabled     bool
+	// win are the plan's windows (nil: none), winErr why they do not
+	// parse (gates.go).
+	win    *windows.Windows
+	winErr error
 }
 
 func (d *decider) set(phase api.Phase, reason api.Reason, format string, args ...any) {
@@ -391,7 +397,12 @@ func (d *decider) decide() {
 	node := d.f.Node
 	ours := node != nil && node.Annotations[cordon.OwnerAnnotation] == d.dec.Owner
 	if d.spec.Release {
-		d.release(ours)
+		if d.st.ReleasedAt == nil {
+			d.st.ReleasedAt = Stamp(d.now)
+		}
+		if !d.healthGate() {
+			d.release(ours)
+		}
 		return
 	}
 	if !started && d.expired() {
@@ -457,6 +468,12 @@ func (d *decider) decide() {
 		}
 		d.set(phase, api.Paused, "maintenance is paused cluster-wide by ConfigMap %s since %s%s: no cordon, eviction or surge until it is deleted",
 			pz.Object, pz.Since.UTC().Format(time.RFC3339), why)
+		return
+	}
+	if d.windowsInvalid() {
+		return
+	}
+	if started && ep.StartedAt != nil && d.st.Phase != api.Drained && d.windowClosed(ep.StartedAt.Time) {
 		return
 	}
 	if node == nil {
@@ -602,6 +619,9 @@ func (d *decider) start(node *corev1.Node, ours bool, pods, unknown []analyze.Po
 		return
 	}
 	d.count(pods)
+	if d.outsideWindow() {
+		return
+	}
 	if d.f.Holders >= d.f.MaxNodes {
 		d.waits.Add(waits.Slot)
 		d.parked = true
