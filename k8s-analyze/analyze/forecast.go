@@ -35,7 +35,44 @@ const (
 	// no time of either), so the forecast assumes these, and says so.
 	DefaultVolumeDetach = 5 * time.Second
 	DefaultVolumeAttach = 5 * time.Second
+	// DefaultExitP50 is the prior of a pod's exit, from its eviction to its
+	// being gone, at the median, for a workload none of whose exits was
+	// learned (ForecastOptions.Learned): most pods exit as soon as they are
+	// asked (their process handles SIGTERM, or has nothing to finish), so
+	// the median is taken to be a few seconds, at most the pod's grace. At
+	// p90 the forecast takes the whole grace, the most the pod may take.
+	DefaultExitP50 = 2 * time.Second
 )
+
+// Workload names a workload as the forecast learns it: the top of a pod's
+// owner chain (Deployment, StatefulSet, ...; the ReplicaSet of a bare
+// ReplicaSet). It is its kind, namespace and name rather than its UID:
+// learned times are kept across restarts and read by people (maintd's
+// ConfigMap, k8s-analyze's input), and a workload deleted and created again
+// under its name (a re-install, a GitOps re-apply) runs the same pods, so
+// what was learned of it still holds.
+type Workload struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// String is "Kind namespace/name".
+func (w Workload) String() string { return w.Kind + " " + name(w.Namespace, w.Name) }
+
+// Learned are the times a workload's pods were seen to take (maintd learns
+// them from the drains it watched): an evicted pod's exit, from its
+// deletion to its being gone, and a replacement's time to Ready, from its
+// creation to its first Ready, each at the median and the 90th percentile
+// of Samples. A quantile with no samples is not used.
+type Learned struct {
+	ExitP50      time.Duration `json:"exitP50"`
+	ExitP90      time.Duration `json:"exitP90"`
+	ExitSamples  int           `json:"exitSamples"`
+	ReadyP50     time.Duration `json:"readyP50"`
+	ReadyP90     time.Duration `json:"readyP90"`
+	ReadySamples int           `json:"readySamples"`
+}
 
 // ForecastOptions tune the forecast.
 type ForecastOptions struct {
@@ -65,6 +102,13 @@ type ForecastOptions struct {
 	// as maintd, passes them); zero means DefaultVolumeDetach and
 	// DefaultVolumeAttach, and a volume-move-assumed cause says so.
 	VolumeDetach, VolumeAttach time.Duration
+	// Learned are what was learned of workloads' exits and times to Ready
+	// (maintd's own watch of its drains). A workload's learned exits time
+	// its pods' exits (p50 in the median run, p90 in the upper one) instead
+	// of the prior (DefaultExitP50 capped at the grace at p50, the whole
+	// grace at p90); its learned times to Ready take precedence over those
+	// the snapshot's pods show.
+	Learned map[Workload]Learned
 }
 
 // Reasons of forecast causes (CHECKS.md, "Drain forecast").
@@ -108,6 +152,16 @@ func quantile(sorted []time.Duration, percent int) time.Duration {
 	return sorted[min(max(rank, 1), n)-1]
 }
 
+// LearnedOf is what exits and readies, a workload's samples in any order
+// (each a pod's exit, and a replacement's time to Ready), teach the
+// forecast: their p50 and p90 as the forecast takes a quantile (quantile,
+// nearest rank) and their counts. Neither slice is modified.
+func LearnedOf(exits, readies []time.Duration) Learned {
+	e, r := slices.Sorted(slices.Values(exits)), slices.Sorted(slices.Values(readies))
+	return Learned{ExitP50: quantile(e, medianPercent), ExitP90: quantile(e, upperPercent), ExitSamples: len(e),
+		ReadyP50: quantile(r, medianPercent), ReadyP90: quantile(r, upperPercent), ReadySamples: len(r)}
+}
+
 // readiness is a workload's time from scheduled to Ready.
 type readiness struct {
 	workload string
@@ -133,8 +187,14 @@ type item struct {
 	st    *podState
 	top   *owner
 	grace time.Duration
-	ready *readiness
-	group int
+	// exit50 and exit90 are how long it takes to be gone once evicted, at
+	// the median and the upper quantile: learned of its workload, else
+	// the prior (DefaultExitP50 at most the grace; the grace). exits are
+	// the learned samples, 0 for the prior.
+	exit50, exit90 time.Duration
+	exits          int
+	ready          *readiness
+	group          int
 	// refills is false when nothing replaces the pod (no controller, or a
 	// broken owner chain): the budget unit its eviction takes never comes
 	// back.
@@ -160,7 +220,7 @@ type item struct {
 // median: until its replacement is Ready, which a ReplicaSet starts at once
 // and a StatefulSet once the pod is gone (replacementStarts).
 func (it *item) round() time.Duration {
-	return later(it.replacementStarts(), it.ready.p50)
+	return later(it.replacementStarts(it.exit50), it.ready.p50)
 }
 
 // group is a PodDisruptionBudget, or for pods no budget governs their
@@ -300,7 +360,7 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 		out.P50, out.P90 = &metav1.Duration{}, &metav1.Duration{}
 	default:
 		lag := f.opts.Reaction
-		p50 := fs.sim.run(items, groups, f.opts.Concurrency, f.readyP50)
+		p50 := fs.sim.run(items, groups, f.opts.Concurrency, f.readyP50, exitP50)
 		if p50.stuck >= 0 {
 			g := &groups[p50.stuck]
 			cs.add(VerdictNever, ReasonPDBNeverRefills, g.subject,
@@ -311,7 +371,7 @@ func (a *analyzer) forecast(n *view.Node, states []podState, surges map[*pdbInfo
 		}
 		out.CriticalPath = criticalPath(items, groups, p50)
 		end50 := p50.end
-		p90 := fs.sim.run(items, groups, f.opts.Concurrency, f.readyP90)
+		p90 := fs.sim.run(items, groups, f.opts.Concurrency, f.readyP90, exitP90)
 		// Greedy scheduling is not monotone in the durations: p90 is
 		// never told below p50.
 		end50 += lag
@@ -500,27 +560,27 @@ type event struct {
 }
 
 // simulate drains items (see sim.run) with a sim of its own.
-func simulate(items []item, groups []group, concurrency int, ready func(*readiness) time.Duration) run {
+func simulate(items []item, groups []group, concurrency int, ready func(*readiness) time.Duration, exit func(*item) time.Duration) run {
 	var s sim
-	return s.run(items, groups, concurrency, ready)
+	return s.run(items, groups, concurrency, ready, exit)
 }
 
 // run drains items: at time 0, and whenever a pod is gone or a budget gets
 // an eviction back, it evicts every waiting pod whose budget allows one,
 // while fewer than concurrency evictions are in flight. An eviction holds
-// its slot until the pod is gone (its grace period) and its budget's unit
+// its slot until the pod is gone (its exit: exit's choice of quantile) and its budget's unit
 // until the replacement is Ready: the workload's time to Ready (ready's
 // choice of quantile) after the eviction for a ReplicaSet's pod, whose
 // replacement starts while the pod terminates, after the pod is gone for a
 // StatefulSet's, which re-creates the pod once it is gone; a pod nothing
 // replaces never gives its unit back. A pod whose volume must move gives
-// it back only after its grace, detach and attach (item.move) and its
+// it back only after its exit, detach and attach (item.move) and its
 // time to Ready. Pods go by phase (their drain-order group): a phase
 // starts once every pod of the phases before it is gone and its volumes
 // detached; within one, in the order of their group's rounds, most first,
 // then those that give their unit back first, then the node's order. The
 // drain ends when the last pod is gone and its volumes detached.
-func (s *sim) run(items []item, groups []group, concurrency int, ready func(*readiness) time.Duration) run {
+func (s *sim) run(items []item, groups []group, concurrency int, ready func(*readiness) time.Duration, exit func(*item) time.Duration) run {
 	n := len(items)
 	phases := 0
 	for i := range items {
@@ -579,7 +639,7 @@ func (s *sim) run(items []item, groups []group, concurrency int, ready func(*rea
 				continue
 			}
 			it := &items[i]
-			r.evicted[i], r.gone[i] = now, later(now, it.grace)
+			r.evicted[i], r.gone[i] = now, later(now, exit(it))
 			inFlight++
 			s.events = append(s.events, event{at: r.gone[i], group: -1})
 			s.left[it.phase]--
@@ -591,7 +651,7 @@ func (s *sim) run(items []item, groups []group, concurrency int, ready func(*rea
 			if avail[g] > 0 {
 				avail[g]--
 				if it.refills {
-					from := later(now, it.replacementStarts())
+					from := later(now, it.replacementStarts(exit(it)))
 					s.events = append(s.events, event{at: later(from, ready(it.ready)), group: g, units: 1})
 				}
 			}
@@ -674,6 +734,9 @@ func criticalPath(items []item, groups []group, r run) *CriticalPath {
 			slowest = it
 		}
 		cp.Grace.Duration = max(cp.Grace.Duration, it.grace)
+		if it.exit90 >= cp.Exit.P90.Duration {
+			cp.Exit = ExitTime{P50: metav1.Duration{Duration: it.exit50}, P90: metav1.Duration{Duration: it.exit90}, Samples: it.exits}
+		}
 		cp.Detach.Duration = max(cp.Detach.Duration, it.detach)
 	}
 	slices.Sort(times)

@@ -97,8 +97,9 @@ func TestSimulate(t *testing.T) {
 			for i, it := range tc.items {
 				tc.groups[it.group].items = append(tc.groups[it.group].items, i)
 			}
-			r := simulate(tc.items, tc.groups, tc.concurrency, func(r *readiness) time.Duration { return r.p50 })
-			r90 := simulate(tc.items, tc.groups, tc.concurrency, func(r *readiness) time.Duration { return r.p90 })
+			grace := func(it *item) time.Duration { return it.grace }
+			r := simulate(tc.items, tc.groups, tc.concurrency, func(r *readiness) time.Duration { return r.p50 }, grace)
+			r90 := simulate(tc.items, tc.groups, tc.concurrency, func(r *readiness) time.Duration { return r.p90 }, grace)
 			got := [3]any{r.end, r90.end, r.stuck}
 			want := [3]any{tc.end, tc.end90, tc.stuck}
 			if tc.stuck >= 0 {
@@ -363,6 +364,9 @@ func TestForecastRounds(t *testing.T) {
 	pdb := func(allowed int) string {
 		return pdbYAML("web", "maxUnavailable: 1, selector: {matchLabels: {app: web}}", fmt.Sprintf("disruptionsAllowed: %d, currentHealthy: 4, desiredHealthy: 3, expectedPods: 4", allowed))
 	}
+	// Nothing learned of a pod's exit: the prior, 2s at p50 and the
+	// grace (30s, the longest) at p90.
+	prior30 := ExitTime{P50: d("2s"), P90: d("30s")}
 	// Ready 10s, 20s, 40s and 80s after scheduling: p50 20s, p90 80s.
 	four := fpod("p", "n1", "", "", 10) + fpod("q", "n1", "", "", 20) + fpod("r", "n1", "", ", terminationGracePeriodSeconds: 5", 40) + fpod("s", "n2", "", "", 80)
 	for name, tc := range map[string]struct {
@@ -374,24 +378,43 @@ func TestForecastRounds(t *testing.T) {
 		"budget of 1, three pods: three rounds": {pods: four, pdbs: pdb(1),
 			// A ReplicaSet starts a replacement as soon as its pod
 			// terminates: p, q and r are evicted 20s apart (their
-			// replacements' time to Ready at p50, 80s at p90); q (grace
-			// 30s) is gone last, 30s after its eviction at 20s (80s).
-			p50: "50s", p90: "2m45s",
-			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("20s"), Grace: d("30s"),
+			// replacements' time to Ready at p50, 80s at p90); nothing
+			// learned of their exits, each is gone after the prior 2s at
+			// p50, after its grace at p90: q (30s) is gone last at p90,
+			// 30s after its eviction at 80s.
+			p50: "42s", p90: "2m45s",
+			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("20s"), Grace: d("30s"), Exit: prior30,
 				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("20s"), P90: d("1m20s"), Samples: 4}}},
-		"budget of 3: one round, the grace": {pods: four, pdbs: pdb(3), p50: "30s", p90: "30s",
-			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 1, RoundTime: d("20s"), Grace: d("30s"),
+		"budget of 3: one round, the exit": {pods: four, pdbs: pdb(3), p50: "2s", p90: "30s",
+			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 1, RoundTime: d("20s"), Grace: d("30s"), Exit: prior30,
 				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("20s"), P90: d("1m20s"), Samples: 4}}},
-		"no budget: the workload, one round": {pods: four, p50: "30s", p90: "30s",
-			path: &CriticalPath{Kind: "Deployment", Namespace: "ns", Name: "web", Pods: 3, Rounds: 1, RoundTime: d("20s"), Grace: d("30s"),
+		"no budget: the workload, one round": {pods: four, p50: "2s", p90: "30s",
+			path: &CriticalPath{Kind: "Deployment", Namespace: "ns", Name: "web", Pods: 3, Rounds: 1, RoundTime: d("20s"), Grace: d("30s"), Exit: prior30,
 				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("20s"), P90: d("1m20s"), Samples: 4}}},
-		"no budget, one eviction at a time": {pods: four, opts: ForecastOptions{Concurrency: 1}, p50: "1m5s", p90: "1m5s",
-			path: &CriticalPath{Kind: "Deployment", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("20s"), Grace: d("30s"),
+		"no budget, one eviction at a time": {pods: four, opts: ForecastOptions{Concurrency: 1}, p50: "6s", p90: "1m5s",
+			path: &CriticalPath{Kind: "Deployment", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("20s"), Grace: d("30s"), Exit: prior30,
 				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("20s"), P90: d("1m20s"), Samples: 4}}},
 		"nothing learned: the default time to Ready": {pods: strings.ReplaceAll(four, `type: PodScheduled, status: "True"`, `type: PodScheduled, status: "False"`), pdbs: pdb(1),
-			opts: ForecastOptions{DefaultReady: 45 * time.Second}, p50: "1m35s", p90: "1m35s",
-			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("45s"), Grace: d("30s"),
+			opts: ForecastOptions{DefaultReady: 45 * time.Second}, p50: "1m32s", p90: "1m35s",
+			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("45s"), Grace: d("30s"), Exit: prior30,
 				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("45s"), P90: d("45s")}}},
+		// Watched exits time every pod of the workload (r's grace of 5s
+		// too), and watched times to Ready take the place of the pods'
+		// own: evictions at 0, 10s and 20s at p50, gone 1s later; at 0,
+		// 30s and 60s at p90, gone 4s later.
+		"learned: the workload's exits and times to Ready": {pods: four, pdbs: pdb(1),
+			opts: ForecastOptions{Learned: map[Workload]Learned{{Kind: "Deployment", Namespace: "ns", Name: "web"}: {
+				ExitP50: time.Second, ExitP90: 4 * time.Second, ExitSamples: 5, ReadyP50: 10 * time.Second, ReadyP90: 30 * time.Second, ReadySamples: 6}}},
+			p50: "21s", p90: "1m4s",
+			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("10s"), Grace: d("30s"),
+				Exit:  ExitTime{P50: d("1s"), P90: d("4s"), Samples: 5},
+				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("10s"), P90: d("30s"), Samples: 6}}},
+		// Learned of another workload: web's exits are the prior's.
+		"learned of another workload only": {pods: four, pdbs: pdb(3),
+			opts: ForecastOptions{Learned: map[Workload]Learned{{Kind: "Deployment", Namespace: "ns", Name: "api"}: {ExitP50: time.Minute, ExitP90: time.Minute, ExitSamples: 3}}},
+			p50:  "2s", p90: "30s",
+			path: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 1, RoundTime: d("20s"), Grace: d("30s"), Exit: prior30,
+				Ready: ReadyTime{Workload: "Deployment ns/web", P50: d("20s"), P90: d("1m20s"), Samples: 4}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := forecastOf(t, fbuild(t, threeNodes, map[string]string{"pods": tc.pods, "podDisruptionBudgets": tc.pdbs}), tc.opts)
@@ -432,16 +455,17 @@ func TestForecastBudgets(t *testing.T) {
 			want: []string{"never pdb-never-allows PodDisruptionBudget ns/web"}},
 		"a zero-spec PDB the pod goes without (AlwaysAllow, not Ready)": {pods: strings.Replace(web, `type: Ready, status: "True"`, `type: Ready, status: "False"`, 1),
 			pdbs: pdbYAML("web", "minAvailable: 3, unhealthyPodEvictionPolicy: AlwaysAllow, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 3, expectedPods: 3"),
-			want: []string{}, p50: "30s"},
+			want: []string{}, p50: "2s"},
 		"exhausted now": {pods: web, pdbs: pdbYAML("web", "maxUnavailable: 1, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2, expectedPods: 3"),
-			// the refill after one time to Ready (5s), then the grace
-			want: []string{"unknown pdb-exhausted PodDisruptionBudget ns/web"}, p50: "35s"},
+			// the refill after one time to Ready (5s), then the exit's
+			// prior (2s)
+			want: []string{"unknown pdb-exhausted PodDisruptionBudget ns/web"}, p50: "7s"},
 		"stale": {pods: web, pdbs: `
 - {metadata: {name: web, namespace: ns, uid: pdb-web, generation: 2}, spec: {maxUnavailable: 1, selector: {matchLabels: {app: web}}}, status: {observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3}}`,
-			want: []string{"unknown pdb-stale PodDisruptionBudget ns/web"}, p50: "30s"},
+			want: []string{"unknown pdb-stale PodDisruptionBudget ns/web"}, p50: "2s"},
 		"pods without a controller the budget cannot spare": {pods: other("x1", "n1", "app: web", "") + other("x2", "n1", "app: web", ""), pdbs: one,
 			want: []string{"never pdb-never-refills PodDisruptionBudget ns/web"}},
-		"one such pod the budget spares": {pods: other("x", "n1", "app: web", ""), pdbs: one, want: []string{}, p50: "30s"},
+		"one such pod the budget spares": {pods: other("x", "n1", "app: web", ""), pdbs: one, want: []string{}, p50: "2s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			pods := strings.ReplaceAll(tc.pods, "phase: Running}", `phase: Running, conditions: [{type: Ready, status: "True"}]}`)
@@ -479,8 +503,8 @@ func TestForecastScoped(t *testing.T) {
 		"a budget that never refills": {pods: other("x1", "n1", "app: web", "") + other("x2", "n1", "app: web", "") + fpod("p", "n1", "", "", 5),
 			pdbs: pdbYAML("web", "maxUnavailable: 1, selector: {matchLabels: {app: web}}", "disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3"),
 			want: []string{"never pdb-never-refills PodDisruptionBudget ns/web", "unknown nodes-out-of-scope Node n1"}},
-		"nothing to place":                 {pods: other("x", "n1", "app: web", ""), want: []string{}, p50: "30s"},
-		"a placement of the whole cluster": {pods: fpod("p", "n1", "", "", 5), placement: true, want: []string{}, p50: "30s"},
+		"nothing to place":                 {pods: other("x", "n1", "app: web", ""), want: []string{}, p50: "2s"},
+		"a placement of the whole cluster": {pods: fpod("p", "n1", "", "", 5), placement: true, want: []string{}, p50: "2s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			pods := strings.ReplaceAll(tc.pods, "phase: Running}", `phase: Running, conditions: [{type: Ready, status: "True"}]}`)

@@ -40,8 +40,8 @@ func (a *analyzer) needsOverride(st *podState, info *pdbInfo) (Finding, Override
 		if need.ReplacementReady.Workload == "" {
 			need.ReplacementReady.Workload = "Pod " + who
 		}
-		starts := it.replacementStarts()
-		need.Downtime = &Downtime{P50: metav1.Duration{Duration: later(starts, t.readyP50(rd))}, P90: metav1.Duration{Duration: later(starts, t.readyP90(rd))}}
+		need.Downtime = &Downtime{P50: metav1.Duration{Duration: later(it.replacementStarts(it.exit50), t.readyP50(rd))},
+			P90: metav1.Duration{Duration: later(it.replacementStarts(it.exit90), t.readyP90(rd))}}
 		ev["replacement"] = need.Replacement
 		ev["downtimeP50"], ev["downtimeP90"] = need.Downtime.P50.Duration.String(), need.Downtime.P90.Duration.String()
 		if it.move > 0 {

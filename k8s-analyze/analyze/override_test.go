@@ -81,7 +81,7 @@ func TestNeedsOverride(t *testing.T) {
 				NoSurge: "pod ns/db-0, owned by StatefulSet ns/db: its pods have fixed identities, so a second copy cannot run",
 				Ready:   true, Replacement: "StatefulSet ns/db", Grace: d("60s"), VolumeMove: d("5s"),
 				ReplacementReady: &ReadyTime{Workload: "StatefulSet ns/db", P50: d("25s"), P90: d("25s"), Samples: 1},
-				Downtime:         &Downtime{P50: d("1m30s"), P90: d("1m30s")}}},
+				Downtime:         &Downtime{P50: d("32s"), P90: d("1m30s")}}},
 		},
 		"maxUnavailable 0 over 3 replicas: the ReplicaSet replaces at once": {
 			extra: map[string]string{"pods": web, "podDisruptionBudgets": zeroPDB("web", "web", "maxUnavailable: 0", 3)},
@@ -106,7 +106,7 @@ func TestNeedsOverride(t *testing.T) {
 				NoSurge:     "pod ns/db-0, owned by StatefulSet ns/db: its pods have fixed identities, so a second copy cannot run",
 				Replacement: "StatefulSet ns/db", Grace: d("60s"), VolumeMove: d("10s"),
 				ReplacementReady: &ReadyTime{Workload: "StatefulSet ns/db", P50: d("1m"), P90: d("1m")},
-				Downtime:         &Downtime{P50: d("2m10s"), P90: d("2m10s")}}},
+				Downtime:         &Downtime{P50: d("1m12s"), P90: d("2m10s")}}},
 		},
 		"not Ready under AlwaysAllow: evicted without budget": {
 			extra:  postgres(-1, "minAvailable: 1, unhealthyPodEvictionPolicy: AlwaysAllow", "disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 1, expectedPods: 1"),
@@ -193,9 +193,9 @@ func TestNeedsOverrideFinding(t *testing.T) {
 		"StatefulSet with a ReadWriteOnce volume": {
 			extra: postgres(25, "minAvailable: 1", healthyDB),
 			want: Finding{Code: NeedsOverride, Severity: High, Subject: subject, Fix: fix,
-				Message: head + "; the pod is then down about 1m30s (p90 1m30s): its exit, up to its grace 1m0s, then its ReadWriteOnce volume's move 5s, then StatefulSet ns/db re-creates it, Ready in 25s (p90 25s, learned from 1 pod of StatefulSet ns/db)",
+				Message: head + "; the pod is then down about 32s (p90 1m30s): its exit, up to its grace 1m0s, then its ReadWriteOnce volume's move 5s, then StatefulSet ns/db re-creates it, Ready in 25s (p90 25s, learned from 1 pod of StatefulSet ns/db)",
 				Evidence: map[string]string{"pdb": "db", "spec": "minAvailable 1 >= 1 expected pods", "grace": "1m0s", "ready": "true",
-					"replacement": "StatefulSet ns/db", "downtimeP50": "1m30s", "downtimeP90": "1m30s", "volumeMove": "5s"}},
+					"replacement": "StatefulSet ns/db", "downtimeP50": "32s", "downtimeP90": "1m30s", "volumeMove": "5s"}},
 		},
 		"StatefulSet without a volume, not Ready; no forecast: the default times": {
 			extra: func() map[string]string {
@@ -205,9 +205,9 @@ func TestNeedsOverrideFinding(t *testing.T) {
 			}(),
 			opts: &Options{Nodes: []string{"n1"}},
 			want: Finding{Code: NeedsOverride, Severity: High, Subject: subject, Fix: fix,
-				Message: head + "; the pod is then down about 1m30s (p90 1m30s): its exit, up to its grace 30s, then StatefulSet ns/db re-creates it under the same name, Ready in 1m0s (p90 1m0s, the default: no pod of the workload shows its times); it is not Ready now, so the delete takes nothing that serves",
+				Message: head + "; the pod is then down about 1m2s (p90 1m30s): its exit, up to its grace 30s, then StatefulSet ns/db re-creates it under the same name, Ready in 1m0s (p90 1m0s, the default: no pod of the workload shows its times); it is not Ready now, so the delete takes nothing that serves",
 				Evidence: map[string]string{"pdb": "db", "spec": "minAvailable 1 >= 1 expected pods", "grace": "30s", "ready": "false",
-					"replacement": "StatefulSet ns/db", "downtimeP50": "1m30s", "downtimeP90": "1m30s"}},
+					"replacement": "StatefulSet ns/db", "downtimeP50": "1m2s", "downtimeP90": "1m30s"}},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -275,14 +275,14 @@ func TestNeedsOverrideReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := doc.Nodes[0].Forecast.NeedsOverride
-	if len(got) != 1 || got[0].Name != "db-0" || got[0].PDB != "db" || got[0].Replacement != "StatefulSet ns/db" || got[0].Downtime.P50 != "1m30s" || got[0].Downtime.P90 != "1m30s" {
+	if len(got) != 1 || got[0].Name != "db-0" || got[0].PDB != "db" || got[0].Replacement != "StatefulSet ns/db" || got[0].Downtime.P50 != "32s" || got[0].Downtime.P90 != "1m30s" {
 		t.Errorf("needsOverride as JSON: %+v", got)
 	}
 	var table strings.Builder
 	if err := WriteTable(&table, r, false); err != nil {
 		t.Fatal(err)
 	}
-	const line = "  forecast  override  Pod ns/db-0  down 1m30s (p90 1m30s) after a delete, until StatefulSet ns/db's replacement is Ready; PDB db never allows (minAvailable 1 >= 1 expected pods), no surge helps\n"
+	const line = "  forecast  override  Pod ns/db-0  down 32s (p90 1m30s) after a delete, until StatefulSet ns/db's replacement is Ready; PDB db never allows (minAvailable 1 >= 1 expected pods), no surge helps\n"
 	if !strings.Contains(table.String(), line) {
 		t.Errorf("the table lacks %q:\n%s", line, table.String())
 	}

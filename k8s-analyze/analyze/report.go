@@ -300,6 +300,9 @@ type CriticalPath struct {
 	// Grace is the termination grace period that applies to the group's
 	// pods (the longest; 30s when unset).
 	Grace metav1.Duration `json:"grace"`
+	// Exit is how long the group's pods take to be gone once evicted (the
+	// pod with the longest at p90).
+	Exit ExitTime `json:"exit"`
 	// Ready is how long a replacement takes from scheduled to Ready.
 	Ready ReadyTime `json:"ready"`
 	// Detach is how long the group's volumes take to detach once their pod
@@ -324,6 +327,17 @@ type ReadyTime struct {
 	P50      metav1.Duration `json:"p50"`
 	P90      metav1.Duration `json:"p90"`
 	// Samples are the pods that showed both times; 0 means the default.
+	Samples int `json:"samples"`
+}
+
+// ExitTime is how long a workload's pods take from their eviction to
+// being gone.
+type ExitTime struct {
+	P50 metav1.Duration `json:"p50"`
+	P90 metav1.Duration `json:"p90"`
+	// Samples are the exits learned (ForecastOptions.Learned); 0 means the
+	// prior: analyze.DefaultExitP50, at most the grace, at p50 and the
+	// grace at p90.
 	Samples int `json:"samples"`
 }
 

@@ -337,18 +337,19 @@ func TestSurgeForecast(t *testing.T) {
 	never := []string{"never pdb-never-allows PodDisruptionBudget ns/web"}
 	pdb := zeroPDB("web", "web", "minAvailable: 3", 3)
 	ready := ReadyTime{Workload: "Deployment ns/web", P50: d("20s"), P90: d("40s"), Samples: 3}
+	prior := ExitTime{P50: d("2s"), P90: d("30s")} // nothing learned of the exits
 	for name, tc := range map[string]struct {
 		nodes, pods string
 		want        *Forecast // with Options.Surge
 	}{
 		"one pod: its surge pod's time to Ready, then the grace": {nodes: threeNodes,
 			pods: fpod("p", "n1", "", "", 10) + fpod("q", "n2", "", "", 20) + fpod("r", "n3", "", "", 40),
-			want: &Forecast{Verdict: VerdictOK, P50: ptr(d("50s")), P90: ptr(d("1m10s")), Pods: 1, Concurrency: DefaultConcurrency,
-				CriticalPath: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 1, Rounds: 1, RoundTime: d("20s"), Grace: d("30s"), Ready: ready, Surge: true}}},
+			want: &Forecast{Verdict: VerdictOK, P50: ptr(d("22s")), P90: ptr(d("1m10s")), Pods: 1, Concurrency: DefaultConcurrency,
+				CriticalPath: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 1, Rounds: 1, RoundTime: d("20s"), Grace: d("30s"), Exit: prior, Ready: ready, Surge: true}}},
 		"three pods of one budget: three rounds": {nodes: threeNodes,
 			pods: fpod("p", "n1", "", "", 10) + fpod("q", "n1", "", "", 20) + fpod("r", "n1", "", "", 40),
-			want: &Forecast{Verdict: VerdictOK, P50: ptr(d("1m30s")), P90: ptr(d("2m30s")), Pods: 3, Concurrency: DefaultConcurrency,
-				CriticalPath: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("20s"), Grace: d("30s"), Ready: ready, Surge: true}}},
+			want: &Forecast{Verdict: VerdictOK, P50: ptr(d("1m2s")), P90: ptr(d("2m30s")), Pods: 3, Concurrency: DefaultConcurrency,
+				CriticalPath: &CriticalPath{Kind: "PodDisruptionBudget", Namespace: "ns", Name: "web", Pods: 3, Rounds: 3, RoundTime: d("20s"), Grace: d("30s"), Exit: prior, Ready: ready, Surge: true}}},
 		"no other node takes the surge pod: never, as its replacement": {nodes: fnode("n1", "", ""),
 			pods: fpod("p", "n1", "", "", 10) + fpod("q", "n1", "", "", 20) + fpod("r", "n1", "", "", 40),
 			want: &Forecast{Verdict: VerdictNever, Pods: 3, Concurrency: DefaultConcurrency, Causes: []ForecastCause{{Verdict: VerdictNever, Reason: ReasonUnschedulable,
@@ -425,7 +426,7 @@ func TestSurgeForecastStale(t *testing.T) {
 	if diff := cmp.Diff([]string{"unknown pdb-stale PodDisruptionBudget ns/web"}, causeKeys(f)); diff != "" {
 		t.Errorf("causes (-want +got):\n%s", diff)
 	}
-	if f.Verdict != VerdictUnknown || f.P50 == nil || f.P50.Duration != 50*time.Second || f.CriticalPath == nil || !f.CriticalPath.Surge {
-		t.Errorf("verdict %s, p50 %v, critical path %+v; want unknown, 50s, a surge", f.Verdict, f.P50, f.CriticalPath)
+	if f.Verdict != VerdictUnknown || f.P50 == nil || f.P50.Duration != 22*time.Second || f.CriticalPath == nil || !f.CriticalPath.Surge {
+		t.Errorf("verdict %s, p50 %v, critical path %+v; want unknown, 22s, a surge", f.Verdict, f.P50, f.CriticalPath)
 	}
 }

@@ -209,7 +209,7 @@ func verdictSeverity(v Verdict) Severity {
 
 // pathText tells a critical path's rounds and their time: each round but
 // the last waits for the replacement's Ready (after the eviction, or after
-// the grace for a StatefulSet's pod); the last ends when its pods are gone.
+// the exit for a StatefulSet's pod); the last ends when its pods are gone.
 func pathText(cp *CriticalPath) string {
 	pods := "pods"
 	if cp.Pods == 1 {
@@ -219,13 +219,17 @@ func pathText(cp *CriticalPath) string {
 	if cp.Ready.Samples > 0 {
 		learned = fmt.Sprintf("learned from %d pods of %s", cp.Ready.Samples, cp.Ready.Workload)
 	}
+	exit := fmt.Sprintf("their exit %s (p90 %s, the prior of grace %s)", cp.Exit.P50.Duration, cp.Exit.P90.Duration, cp.Grace.Duration)
+	if cp.Exit.Samples > 0 {
+		exit = fmt.Sprintf("their exit %s (p90 %s, learned from %d exits)", cp.Exit.P50.Duration, cp.Exit.P90.Duration, cp.Exit.Samples)
+	}
 	if cp.Surge {
 		// Every eviction waits for a pod Ready: the surge pod's for the
 		// first, the previous one's replacement for each next.
-		return fmt.Sprintf("%d %s behind a surge, in %d %s of ready p50 %s (the surge pod's, then each replacement's), the last ending with the grace %s; ready p90 %s, %s",
-			cp.Pods, pods, cp.Rounds, plural(cp.Rounds, "round", "rounds"), cp.Ready.P50.Duration, cp.Grace.Duration, cp.Ready.P90.Duration, learned)
+		return fmt.Sprintf("%d %s behind a surge, in %d %s of ready p50 %s (the surge pod's, then each replacement's), the last ending with %s; ready p90 %s, %s",
+			cp.Pods, pods, cp.Rounds, plural(cp.Rounds, "round", "rounds"), cp.Ready.P50.Duration, exit, cp.Ready.P90.Duration, learned)
 	}
-	gone := "the grace " + cp.Grace.Duration.String()
+	gone := exit
 	if cp.Detach.Duration > 0 {
 		gone += " and the volume detach " + cp.Detach.Duration.String()
 	}
@@ -236,9 +240,9 @@ func pathText(cp *CriticalPath) string {
 	round := fmt.Sprintf("ready p50 %s after the eviction", cp.Ready.P50.Duration)
 	switch {
 	case cp.VolumeMove.Duration > 0:
-		round = fmt.Sprintf("grace %s + volume move %s + ready p50 %s", cp.Grace.Duration, cp.VolumeMove.Duration, cp.Ready.P50.Duration)
+		round = fmt.Sprintf("exit %s + volume move %s + ready p50 %s", cp.Exit.P50.Duration, cp.VolumeMove.Duration, cp.Ready.P50.Duration)
 	case cp.RoundTime.Duration != cp.Ready.P50.Duration:
-		round = fmt.Sprintf("grace %s + ready p50 %s", cp.Grace.Duration, cp.Ready.P50.Duration)
+		round = fmt.Sprintf("exit %s + ready p50 %s", cp.Exit.P50.Duration, cp.Ready.P50.Duration)
 	}
 	return fmt.Sprintf("%d %s in %d rounds of %s (%s), the last ending with %s; ready p90 %s, %s", cp.Pods, pods, cp.Rounds,
 		cp.RoundTime.Duration, round, gone, cp.Ready.P90.Duration, learned)

@@ -17,6 +17,9 @@ type timing struct {
 	opts ForecastOptions
 	// ready are the learned times to Ready by top owner UID.
 	ready map[types.UID]*readiness
+	// exits are the learned exits by top owner UID (only workloads with
+	// learned exit samples).
+	exits map[types.UID]Learned
 	// fallback is the default readiness.
 	fallback readiness
 	// assumed names the volume times taken by default, "" when none was.
@@ -26,7 +29,7 @@ type timing struct {
 // newTiming is the timing of the pods of x under opts (zero fields take
 // their defaults).
 func newTiming(x *index, opts ForecastOptions) *timing {
-	t := &timing{opts: opts, ready: map[types.UID]*readiness{}}
+	t := &timing{opts: opts, ready: map[types.UID]*readiness{}, exits: map[types.UID]Learned{}}
 	t.opts.Concurrency = cmp.Or(max(t.opts.Concurrency, 0), DefaultConcurrency)
 	t.opts.DefaultReady = min(cmp.Or(max(t.opts.DefaultReady, 0), DefaultReadyTime), maxDuration)
 	t.fallback = readiness{p50: t.opts.DefaultReady, p90: t.opts.DefaultReady}
@@ -49,10 +52,21 @@ func newTiming(x *index, opts ForecastOptions) *timing {
 		}
 	}
 	for top, ds := range samples {
-		r := &readiness{workload: top.kind + " " + name(top.meta.Namespace, top.meta.Name), samples: len(ds)}
-		if len(ds) == 0 {
+		w := Workload{Kind: top.kind, Namespace: top.meta.Namespace, Name: top.meta.Name}
+		r := &readiness{workload: w.String(), samples: len(ds)}
+		l, learned := t.opts.Learned[w]
+		if learned && l.ExitSamples > 0 {
+			t.exits[top.meta.UID] = l
+		}
+		switch {
+		case learned && l.ReadySamples > 0:
+			// What maintd watched (creation to first Ready) takes
+			// precedence over what the snapshot's pods show.
+			r.p50, r.p90 = min(max(l.ReadyP50, 0), maxDuration), min(max(l.ReadyP90, l.ReadyP50, 0), maxDuration)
+			r.samples = l.ReadySamples
+		case len(ds) == 0:
 			r.p50, r.p90 = t.fallback.p50, t.fallback.p90
-		} else {
+		default:
 			slices.Sort(ds)
 			r.p50, r.p90 = quantile(ds, medianPercent), quantile(ds, upperPercent)
 		}
@@ -87,9 +101,15 @@ func (a *analyzer) timed(t *timing, st *podState) item {
 	if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
 		it.grace = time.Duration(min(max(*g, 0), int64(maxDuration/time.Second))) * time.Second
 	}
+	it.exit50, it.exit90 = min(DefaultExitP50, it.grace), it.grace
 	if c.top != nil {
 		if r := t.ready[c.top.meta.UID]; r != nil {
 			it.ready = r
+		}
+		if l, ok := t.exits[c.top.meta.UID]; ok {
+			it.exit50 = min(max(l.ExitP50, 0), maxDuration)
+			it.exit90 = min(max(l.ExitP90, it.exit50), maxDuration)
+			it.exits = l.ExitSamples
 		}
 	}
 	if len(c.hops) > 0 {
@@ -111,17 +131,22 @@ func (a *analyzer) timed(t *timing, st *podState) item {
 }
 
 // replacementStarts is how long after its eviction (or delete) the pod's
-// replacement starts its way to Ready: at once for a ReplicaSet's, which
-// makes one as soon as the pod is terminating; after the grace for a
-// StatefulSet's, re-created under the same name once the pod is gone; after
-// the grace and the volume's move (detach, and attach unless the time to
-// Ready holds it) for a pod whose ReadWriteOnce volume must move.
-func (it *item) replacementStarts() time.Duration {
+// replacement starts its way to Ready, given the pod's exit (exit50 or
+// exit90): at once for a ReplicaSet's, which makes one as soon as the pod
+// is terminating; after the exit for a StatefulSet's, re-created under the
+// same name once the pod is gone; after the exit and the volume's move
+// (detach, and attach unless the time to Ready holds it) for a pod whose
+// ReadWriteOnce volume must move.
+func (it *item) replacementStarts(exit time.Duration) time.Duration {
 	switch {
 	case it.move > 0:
-		return later(it.grace, it.move)
+		return later(exit, it.move)
 	case it.afterExit:
-		return it.grace
+		return exit
 	}
 	return 0
 }
+
+// exitP50 and exitP90 are an item's exit in the median and the upper run.
+func exitP50(it *item) time.Duration { return it.exit50 }
+func exitP90(it *item) time.Duration { return it.exit90 }

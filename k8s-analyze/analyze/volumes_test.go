@@ -103,17 +103,17 @@ func TestForecastVolumes(t *testing.T) {
 		// detached at 114. At p90 (80s): 113, 226, 234.
 		"measured: grace + detach + ready (the learned time holds the attach)": {
 			opts: ForecastOptions{VolumeDetach: 3 * time.Second, VolumeAttach: 2 * time.Second},
-			p50:  "1m54s", p90: "3m54s", causes: []string{},
-			path: "3 pods in 3 rounds of 53s (grace 30s + volume move 3s + ready p50 20s), the last ending with the grace 30s and the volume detach 3s; ready p90 1m20s, learned from 4 pods of Deployment ns/web",
+			p50:  "55s", p90: "3m54s", causes: []string{},
+			path: "3 pods in 3 rounds of 25s (exit 2s + volume move 3s + ready p50 20s), the last ending with their exit 2s (p90 30s, the prior of grace 30s) and the volume detach 3s; ready p90 1m20s, learned from 4 pods of Deployment ns/web",
 		},
 		"assumed: the default 5s+5s, said": {
-			p50: "2m0s", p90: "4m0s", causes: []string{"unknown volume-move-assumed Node n1"},
-			path: "3 pods in 3 rounds of 55s (grace 30s + volume move 5s + ready p50 20s), the last ending with the grace 30s and the volume detach 5s; ready p90 1m20s, learned from 4 pods of Deployment ns/web",
+			p50: "1m1s", p90: "4m0s", causes: []string{"unknown volume-move-assumed Node n1"},
+			path: "3 pods in 3 rounds of 27s (exit 2s + volume move 5s + ready p50 20s), the last ending with their exit 2s (p90 30s, the prior of grace 30s) and the volume detach 5s; ready p90 1m20s, learned from 4 pods of Deployment ns/web",
 		},
 		"a driver that attaches nothing: as without volumes": {
 			csiDrivers: "\n- {metadata: {name: d.example.com, uid: csi-d}, spec: {attachRequired: false}}",
-			p50:        "50s", p90: "2m45s", causes: []string{},
-			path: "3 pods in 3 rounds of 20s (ready p50 20s after the eviction), the last ending with the grace 30s; ready p90 1m20s, learned from 4 pods of Deployment ns/web",
+			p50:        "42s", p90: "2m45s", causes: []string{},
+			path: "3 pods in 3 rounds of 20s (ready p50 20s after the eviction), the last ending with their exit 2s (p90 30s, the prior of grace 30s); ready p90 1m20s, learned from 4 pods of Deployment ns/web",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -151,13 +151,14 @@ func TestForecastOrder(t *testing.T) {
 		p50    time.Duration
 		causes []string
 	}{
-		// c is gone at 30s and detached at 33s; osd goes then, gone at 43s.
-		"the provider after its consumer's detach": {p50: 43 * time.Second, causes: []string{}},
-		// Without the provider, only c: gone and detached at 33s.
+		// c is gone at 2s (the exit's prior) and detached at 5s; osd
+		// goes then, gone at 7s.
+		"the provider after its consumer's detach": {p50: 7 * time.Second, causes: []string{}},
+		// Without the provider, only c: gone and detached at 5s.
 		"a skipped provider is not timed": {rules: []DrainRule{{Name: "osd", Behavior: BehaviorSkip, Pods: []DrainRulePods{{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "osd"}}}}}},
-			p50: 33 * time.Second, causes: []string{}},
+			p50: 5 * time.Second, causes: []string{}},
 		"a consumer that must complete": {rules: []DrainRule{{Name: "c", Behavior: BehaviorWaitCompleted, Pods: []DrainRulePods{{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "c"}}}}}},
-			p50: 10 * time.Second, causes: []string{"unknown wait-completed Pod ns/c"}},
+			p50: 2 * time.Second, causes: []string{"unknown wait-completed Pod ns/c"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r, err := Analyze(fbuild(t, threeNodes, sections), Options{Nodes: []string{"n1"}, Forecast: &opts, DrainRules: tc.rules})

@@ -195,6 +195,13 @@ func SchedulingOf(p *corev1.Pod) *Scheduling {
 			s.Ready = c.LastTransitionTime
 		}
 	}
+	if restarted(p) {
+		// The Ready condition's time is its last transition: after a
+		// container's restart it is the pod's Ready again, not its first,
+		// and would time the workload by how long it ran before. The pod
+		// gives no time of its first Ready then: it is no sample.
+		s.Ready = metav1.Time{}
+	}
 	r := s.Requests
 	if r.MilliCPU == 0 && r.Memory == 0 && r.EphemeralStorage == 0 && r.Other == nil && s.NodeSelector == nil && s.Affinity == nil &&
 		s.Tolerations == nil && s.TopologySpreadConstraints == nil && s.HostPorts == nil && s.ResourceClaims == 0 &&
@@ -203,6 +210,22 @@ func SchedulingOf(p *corev1.Pod) *Scheduling {
 	}
 	s.Requests.Pods = 1
 	return &s
+}
+
+// restarted says whether a container of p has restarted (restartCount above
+// 0): its Ready condition's lastTransitionTime then follows the restart (an
+// init container's retries come before the first Ready, and are not
+// counted). A
+// flap of a readiness probe alone leaves no trace in the pod's status; a
+// pod's Ready that flapped that way is told apart only by watching it, as
+// maintd does (its learned times to Ready are each replacement's first).
+func restarted(p *corev1.Pod) bool {
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].RestartCount > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // requests are a pod's effective requests as the scheduler counts them

@@ -95,6 +95,11 @@ func TestSchedulingOf(t *testing.T) {
 	if diff := cmp.Diff(want, SchedulingOf(p)); diff != "" {
 		t.Errorf("SchedulingOf (-want +got):\n%s", diff)
 	}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: 1}}
+	if got := SchedulingOf(p); !got.Ready.IsZero() || !got.Scheduled.Equal(&scheduled) {
+		t.Errorf("a pod whose container restarted gave Ready %v (its Ready is not its first), scheduled %v", got.Ready, got.Scheduled)
+	}
+	p.Status.ContainerStatuses = nil
 	p.Status.Conditions[2].Status = corev1.ConditionFalse
 	if got := SchedulingOf(p); !got.Ready.IsZero() {
 		t.Errorf("a Ready condition that is not True gave the time %v", got.Ready)
