@@ -54,6 +54,7 @@ func app() *cli.App {
 		&cli.StringFlag{Name: "selector", Aliases: []string{"l"}, Usage: "run only the plans and campaigns with these `LABELS` (e.g. team=infra); a campaign's plans carry its labels"},
 		&cli.IntFlag{Name: "max-nodes-in-maintenance", Value: 1, Usage: "how many nodes maintd holds cordoned at once, cluster-wide: plans and campaigns' plans together"},
 		&cli.IntFlag{Name: "workers", Value: 4, Usage: "plans reconciled in parallel"},
+		&cli.StringFlag{Name: "learned-configmap", Value: controller.DefaultLearned, Usage: "the ConfigMap, `NAMESPACE/NAME`, the forecast's learned exit times and times to Ready are kept in across restarts (read at start, written at most every 30s); \"\" keeps them in memory only"},
 		&cli.StringFlag{Name: "pause-configmap", Value: controller.DefaultPauseSwitch, Usage: "the cluster-wide pause switch, `NAMESPACE/NAME`: while this ConfigMap exists no plan cordons, evicts or surges (its data.reason is shown); \"\" turns the switch off"},
 		&cli.StringFlag{Name: "metrics-address", Usage: "serve /metrics, /healthz and /readyz on `ADDR` (e.g. :8080; default: off)"},
 		&cli.BoolFlag{Name: "profiling", Usage: "also serve Go's profiles (/debug/pprof/) on --metrics-address"},
@@ -111,6 +112,10 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return command.Usage("%v", err)
 	}
+	learned, err := controller.ParseLearned(c.String("learned-configmap"))
+	if err != nil {
+		return command.Usage("%v", err)
+	}
 	cfg, err := kubeflags.Options(c, name).Config()
 	if err != nil {
 		return err
@@ -153,7 +158,7 @@ func run(c *cli.Context) error {
 	ctrl = controller.New(controller.Config{
 		Clients: client.Clients, Plans: client.plans.MaintenancePlans(), Campaigns: client.plans.MaintenanceCampaigns(),
 		Overrides: client.plans.MaintenanceOverrides(), Poster: poster, Selector: sel,
-		MaxNodes: c.Int("max-nodes-in-maintenance"), Log: log, Events: recorder, Pause: pause,
+		MaxNodes: c.Int("max-nodes-in-maintenance"), Log: log, Events: recorder, Pause: pause, Learned: learned,
 		Metrics: m, QueueMetrics: metrics.NewWorkqueue(reg),
 	})
 	var standby atomic.Bool

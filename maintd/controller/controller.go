@@ -87,6 +87,9 @@ type Config struct {
 	// namespace and name exists, no plan cordons, evicts or surges (zero:
 	// no switch).
 	Pause types.NamespacedName
+	// Learned is the ConfigMap the learned exit times and times to Ready
+	// are kept in across restarts (learn.go; zero: not kept).
+	Learned types.NamespacedName
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Log receives the controller's log (default slog.Default()).
@@ -179,6 +182,8 @@ type Controller struct {
 	namespaces       corelisters.NamespaceLister
 	// volumeTimes are the drivers' attach and detach times, as watched.
 	volumeTimes *volumeTimes
+	// learner learns each workload's exits and times to Ready (learn.go).
+	learner *learner
 	// pause holds the pause ConfigMap, if it exists (nil: no switch).
 	pause cache.Store
 	// overrides are the MaintenanceOverrides, by plan (byPlan); nil
@@ -269,7 +274,7 @@ func New(cfg Config) *Controller {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
 	c := &Controller{cfg: cfg, inflight: map[string]*api.MaintenancePlan{}, unwritten: map[string]unwrittenRecord{}, campaignProgress: map[string]campaignProgress{}, caughtCampaigns: map[string]*api.MaintenanceCampaign{}, superseded: map[string]write{}, forecasts: map[string]forecastMemo{}, analyses: map[string]analysisMemo{},
-		planWaits: waits.NewIndex(), campaignWaits: waits.NewIndex(), volumeTimes: newVolumeTimes()}
+		planWaits: waits.NewIndex(), campaignWaits: waits.NewIndex(), volumeTimes: newVolumeTimes(), learner: newLearner()}
 	queue := func(q workqueue.TypedRateLimitingInterface[string], name string) workqueue.TypedRateLimitingInterface[string] {
 		if q != nil {
 			return q
@@ -355,6 +360,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 	c.cfg.Log.Info("caches synced; reconciling", "workers", workers)
 	var wg sync.WaitGroup
+	wg.Go(func() { c.keepLearned(ctx) })
 	for range max(workers, 1) {
 		wg.Go(func() {
 			for c.next(ctx, c.queue, "plan", c.reconcile) {

@@ -105,7 +105,8 @@ func (c *Controller) forecast(p *api.MaintenancePlan, scoped *snapshot.Snapshot,
 	}
 	detach, attach := c.volumeTimes.of(drivers)
 	r, err := analyze.Analyze(c.viewOf(scoped), analyze.Options{Nodes: []string{node.Name}, Now: now, Surge: p.Spec.Surge == api.SurgeIfNeeded,
-		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions, Reaction: Reaction, Placement: pl, VolumeDetach: detach, VolumeAttach: attach}})
+		Forecast: &analyze.ForecastOptions{Concurrency: spec.MaxConcurrentEvictions, Reaction: Reaction, Placement: pl, VolumeDetach: detach, VolumeAttach: attach,
+			Learned: c.learner.learned()}})
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("forecast the drain of node %s: %w", node.Name, err)
 	}

@@ -202,7 +202,11 @@ func (c *Controller) handleEvents(s sources) {
 		}
 	}
 	on(s.node, gone(c.nodeChanged))
-	on(s.pod, gone(c.podChanged))
+	podChanged := gone(c.podChanged)
+	on(s.pod, func(old, obj any) {
+		c.learnPod(old, obj) // forecast learning (learn.go): adds and deletes told apart
+		podChanged(old, obj)
+	})
 	on(s.pdb, gone(c.budgetChanged))
 	// The owners and volumes the analysis reads: their adds, deletes and
 	// spec changes (a new generation), and their replicas and Ready

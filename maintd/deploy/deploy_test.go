@@ -220,7 +220,7 @@ func TestKustomization(t *testing.T) {
 		}
 	}
 	want := map[string]int{"CustomResourceDefinition": 3, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
-		"Role": 2, "RoleBinding": 2, "Deployment": 1, "PodDisruptionBudget": 1, "Service": 1,
+		"Role": 3, "RoleBinding": 3, "Deployment": 1, "PodDisruptionBudget": 1, "Service": 1,
 		"ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("rendered kinds (-want +got):\n%s", diff)
