@@ -25,6 +25,7 @@ func app() *cli.App {
 		Synopsis: []string{
 			"kubectl maint drain (NODE...|-l SELECTOR) (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]",
 			"                         [--surge] [--reason TEXT] [--name NAME] [--dry-run[=none|client|server]] [--keep] [--wait|--no-wait] [--timeout D] [-o json|yaml]",
+			"                         [--window SCHEDULE=DURATION]... [--time-zone ZONE] [--health-condition TYPE[=STATUS]]... [--release] (and more: drain --help)",
 			"kubectl maint uncordon NODE [--keep] [--timeout D] [-o json|yaml]",
 			"kubectl maint status [NODE|PLAN|CAMPAIGN] [-w|--exit-code] [-o json|yaml]",
 			"kubectl maint preflight NODE [--workloads ...|--all-workloads] [--accept RISK]... [--surge] [-o table|json|yaml]",
@@ -43,6 +44,7 @@ func app() *cli.App {
 			{Comment: "What would a drain of node-1 do? The preflight, in-process, and a dry run by maintd", Command: "kubectl maint preflight node-1 && kubectl maint drain node-1 --all-workloads --dry-run"},
 			{Comment: "Start the drain and return; follow it later", Command: "kubectl maint drain node-1 --all-workloads --no-wait && kubectl maint status -w node-1"},
 			{Comment: "Drain the nodes of pool blue as a campaign, a wave at a time, and watch the whole", Command: "kubectl maint drain -l pool=blue --all-workloads --reason 'kernel 6.12 (change-4713)'"},
+			{Comment: "Drain pool blue in the windows of 02:00-05:00 Berlin time on weekdays; each node uncordoned once Ready with its new kernel", Command: "kubectl maint drain -l pool=blue --all-workloads --window '0 2 * * 1-5=3h' --time-zone Europe/Berlin --health-label example.com/kernel=6.12 --release"},
 			{Comment: "The work is done: uncordon node-1 and delete its plan", Command: "kubectl maint uncordon node-1"},
 			{Comment: "Every plan on one screen, then one in detail", Command: "kubectl maint status && kubectl maint status node-1"},
 			{Comment: "Drain node-17 of campaign pool-b-kernel again, its plan having been deleted before it ended", Command: "kubectl maint retry pool-b-kernel node-17"},
@@ -51,7 +53,7 @@ func app() *cli.App {
 			{Comment: "Check from the API server's audit log that every pod maintd deleted was in a ledger first, and approved", Command: "kubectl maint verify --audit-log /var/log/kubernetes/audit.log"},
 		},
 		ExitCodes: []command.ExitCode{
-			{Code: exitcode.OK, Meaning: "drained (drain, status -w; a campaign: every node drained), completed (uncordon), low risk (preflight), shown (status, whatever the plan's phase), listed (retry), created (override), all match (verify), set or lifted, or already so (pause, resume)"},
+			{Code: exitcode.OK, Meaning: "drained (drain, status -w; a campaign: every node drained, with --release completed), completed (uncordon), low risk (preflight), shown (status, whatever the plan's phase), listed (retry), created (override), all match (verify), set or lifted, or already so (pause, resume)"},
 			{Code: exitcode.Error, Meaning: "bad flags or arguments, an unknown node, no cluster, the CRD missing, a node retry refuses, an override approved by the plan's requester: nothing written, nothing on stdout; a mismatch (verify, listed on stdout)"},
 			{Code: exitcode.NotNow, Meaning: "still waiting when --timeout ended or at Ctrl-C (the plan goes on); on its way (status --exit-code); medium risk (preflight)"},
 			{Code: exitcode.Blocked, Meaning: "the plan is Blocked or Failed, the reason on stderr (status --exit-code: on stdout); high risk or a plan that would block (preflight)"},

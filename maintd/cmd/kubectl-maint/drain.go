@@ -25,7 +25,9 @@ func drainCommand() *cli.Command {
 		Name:  "drain",
 		Usage: "create a MaintenancePlan for NODE (a MaintenanceCampaign for NODE NODE... or -l SELECTOR) and follow it until Drained, Blocked or Failed",
 		UsageText: `kubectl maint drain (NODE... | -l SELECTOR) (--workloads KIND/NS/NAME,...|--all-workloads) [--accept RISK]... [--deadline 1h]
-                         [--surge] [--reason TEXT] [--name NAME] [--dry-run[=none|client|server]] [--keep] [--wait|--no-wait] [--timeout D] [-o json|yaml]`,
+                         [--surge] [--reason TEXT] [--name NAME] [--dry-run[=none|client|server]] [--keep] [--wait|--no-wait] [--timeout D] [-o json|yaml]
+                         [--window SCHEDULE=DURATION]... [--deny-window SCHEDULE=DURATION]... [--time-zone ZONE] [--exclude-date DATE]...
+                         [--max-overrun D] [--window-margin D] [--health-condition TYPE[=STATUS]]... [--health-label KEY=VALUE]... [--health-timeout D] [--release]`,
 		Description: `Drain creates a MaintenancePlan for NODE, named NODE-<random> (or --name),
 labelled maintenance.sentinel.dev/created-by with the user the API server
 knows you as, and app.kubernetes.io/managed-by=kubectl-maint. maintd does
@@ -82,6 +84,29 @@ insufficient-capacity, say) is deleted unless --keep. Campaigns have no
 dry run by maintd: --dry-run=server has the API server check the
 campaign, writing nothing.
 
+Windows (spec.windows, a plan's or a campaign's): --window
+"SCHEDULE=DURATION" opens a window each time the cron schedule (5 fields,
+or @daily, @weekly) fires, for DURATION; work on a node starts only in a
+window, and only when the node's drain forecast (p90) plus --window-margin
+(30s) fits in the time left. --deny-window closes the time its windows
+cover, --exclude-date a whole day; --time-zone is the IANA zone the
+schedules and dates are read in (UTC by default). At a window's end a node
+at work stops evicting (or goes on for --max-overrun) and goes on in the
+next window; the nodes not begun wait for it. Each is checked before
+anything is written, as maintd reads it: a bad schedule, zone or date is
+exit 1. The live view and status show whether the window is open and until
+when, or when the next opens, how many windows the nodes left need, when
+the last ends, the ETA across them, and the nodes waiting for a window.
+
+The health gate (spec.healthGate): after its release, a node stays
+cordoned until it is Ready, shows each --health-condition TYPE[=STATUS]
+(True if not given, as kubectl wait reads it) and carries each
+--health-label KEY=VALUE; one that does not within --health-timeout (10m)
+blocks its plan (node-unhealthy) and the campaign's next wave. A node
+deleted after its release (replaced) completes its plan. --release
+releases each node of a campaign as soon as it is drained (spec.release):
+the campaign then goes on to Completed, and drain follows it there.
+
 --accept names what the plan accepts (spec.acceptedRisks): a high-risk
 finding of the analysis (kubectl maint preflight shows them), each of
 which blocks the plan otherwise, or a cause of a drain forecast of never
@@ -94,7 +119,7 @@ eviction (a single replica under minAvailable: 1): it adds one replica to
 the pod's Deployment, waits until the new pod is Ready, evicts the old one
 (the budget now allows it) and restores the replica count, once.`,
 		ArgsUsage: "NODE",
-		Flags: withKube(
+		Flags: withKube(append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "workloads", Usage: "the workloads whose pods may be evicted: `KIND/NAMESPACE/NAME`, comma-separated or repeated (kind: deployment, statefulset, replicaset, job)"},
 			&cli.BoolFlag{Name: "all-workloads", Usage: "every pod a controller owns may be evicted (DaemonSet, mirror and finished pods stay)"},
 			&cli.StringSliceFlag{Name: "accept", Usage: "accept `RISK`, comma-separated or repeated (spec.acceptedRisks): a high-risk k8s-analyze finding, or a cause of a drain forecast of never that you know will clear; " + plan.AcceptableText()},
@@ -110,7 +135,7 @@ the pod's Deployment, waits until the new pod is Ready, evicts the old one
 			&cli.BoolFlag{Name: "no-wait", Usage: "create the plan and return (as --wait=false)"},
 			timeoutFlag,
 			outputFlag,
-		),
+		}, gateFlags()...)...),
 		Action:       drainAction,
 		BashComplete: complete(nodeNames),
 	}
@@ -239,6 +264,9 @@ func drainRequest(c *cli.Context) (request, error) {
 	if err := settings(c, &req); err != nil {
 		return req, err
 	}
+	if req.Release {
+		return req, command.Usage("--release is for a campaign (NODE NODE... or -l SELECTOR); one node is released by \"kubectl maint uncordon NODE\" when its work is done")
+	}
 	req.DryRun = req.mode == dryRunServer
 	return req, nil
 }
@@ -248,6 +276,9 @@ func settings(c *cli.Context, req *request) error {
 	if c.Command.Name == "drain" {
 		var err error
 		if req.mode, err = dryRun(c); err != nil {
+			return err
+		}
+		if err := gates(c, req); err != nil {
 			return err
 		}
 	}

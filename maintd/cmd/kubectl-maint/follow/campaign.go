@@ -16,7 +16,8 @@ import (
 )
 
 // CampaignOutcome reports whether campaign c has reached its drain's end
-// (Drained: every node drained, waiting for release; or Completed) or
+// (Drained: every node drained, waiting for release, unless spec.release
+// releases them; or Completed) or
 // stopped short of it (Blocked, Failed), and the exit code that means: 0
 // reached, 3 Blocked or Failed. A status that does not yet reflect the
 // campaign's spec is never an outcome.
@@ -28,7 +29,9 @@ func CampaignOutcome(c *api.MaintenanceCampaign) (done bool, code exitcode.Code)
 	switch st.Phase {
 	case api.Blocked, api.Failed:
 		return true, exitcode.Blocked
-	case api.Drained, api.Completed:
+	case api.Drained:
+		return !c.Spec.Release, exitcode.OK
+	case api.Completed:
 		return true, exitcode.OK
 	}
 	return false, exitcode.NotNow

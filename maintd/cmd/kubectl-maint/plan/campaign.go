@@ -61,6 +61,9 @@ func NewCampaign(r Request, nodes []string, sel *metav1.LabelSelector, user stri
 			Workloads:         r.Workloads,
 			AllowAllWorkloads: r.AllWorkloads,
 			AcceptedRisks:     r.Accept,
+			Windows:           r.Windows,
+			HealthGate:        r.HealthGate,
+			Release:           r.Release,
 		},
 	}
 	if sel == nil {

@@ -48,6 +48,13 @@ type Request struct {
 	// Surge moves a pod whose budget never allows its eviction with one
 	// more replica of its owner first (spec.surge: IfNeeded).
 	Surge bool
+	// Windows and HealthGate are spec.windows and spec.healthGate (nil:
+	// none).
+	Windows    *api.MaintenanceWindows
+	HealthGate *api.HealthGate
+	// Release is a campaign's spec.release: each node is released as soon
+	// as it is drained.
+	Release bool
 }
 
 // New is the plan of r, created by user (as the API server names them).
@@ -62,6 +69,8 @@ func New(r Request, user string) *api.MaintenancePlan {
 			AllowAllWorkloads: r.AllWorkloads,
 			AcceptedRisks:     r.Accept,
 			DryRun:            r.DryRun,
+			Windows:           r.Windows,
+			HealthGate:        r.HealthGate,
 		},
 	}
 	if r.Name == "" {

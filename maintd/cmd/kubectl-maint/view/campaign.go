@@ -114,6 +114,12 @@ func stateOf(n CampaignNode) State {
 	return StatePending
 }
 
+// gateReason reports whether a plan's reason is a wait of its windows or
+// health gate, whose message says what it waits for.
+func gateReason(r api.Reason) bool {
+	return slices.ContainsFunc(gateWaits, func(g gateWait) bool { return g.reason == r })
+}
+
 // Tally counts nodes by state.
 func Tally(nodes []CampaignNode) map[State]int {
 	out := map[State]int{}
@@ -187,6 +193,9 @@ func CampaignETA(c *api.MaintenanceCampaign, nodes []CampaignNode, now time.Time
 		}
 	}
 	var parts []string
+	if s := WindowsETA(c, now); s != "" {
+		parts = append(parts, s)
+	}
 	switch {
 	case never != "":
 		parts = append(parts, fmt.Sprintf("wave %d: never (node %s's forecast)", st.Wave, never))
@@ -195,7 +204,7 @@ func CampaignETA(c *api.MaintenanceCampaign, nodes []CampaignNode, now time.Time
 	}
 	t := Tally(nodes)
 	done := t[StateDrained] + t[StateCompleted]
-	if st.StartedAt != nil && done > 0 && done < len(nodes) {
+	if st.StartedAt != nil && done > 0 && done < len(nodes) && c.Spec.Windows == nil {
 		spent := now.Sub(st.StartedAt.Time)
 		end := st.StartedAt.Add(time.Duration(float64(spent) * float64(len(nodes)) / float64(done)))
 		parts = append(parts, fmt.Sprintf("all %d nodes by %s at the pace so far (%d drained in %s)", len(nodes), end.Local().Format(time.TimeOnly), done, Duration(spent)))
@@ -258,10 +267,16 @@ func CampaignFrame(c *api.MaintenanceCampaign, plans []api.MaintenancePlan, now 
 		brk += ": " + oneLine(b.Message)
 	}
 	lines = append(lines, brk)
+	if wl := WindowLine(c, now); wl != "" {
+		lines = append(lines, wl)
+	}
+	if gw := GateWaits(nodes); gw != "" {
+		lines = append(lines, "waiting: "+gw)
+	}
 	for _, n := range nodes {
 		if n.State == StateDraining && n.Plan != nil {
 			lines = append(lines, fmt.Sprintf("  %s  %s/%s  %d/%d evicted", n.Name, n.Plan.Status.Phase, cmp.Or(string(n.Plan.Status.Reason), "-"), n.Plan.Status.Pods.Evicted, n.Plan.Status.Pods.Total))
-			if len(lines) >= 12 {
+			if len(lines) >= 14 {
 				break
 			}
 		}
@@ -311,6 +326,16 @@ func CampaignDetail(w io.Writer, c *api.MaintenanceCampaign, plans []api.Mainten
 		brk += ": " + oneLine(b.Message)
 	}
 	row("Breaker", "%s", brk)
+	if ws := WindowsSpec(c.Spec.Windows); ws != "" {
+		row("Windows", "%s", ws)
+		row("Window", "%s", strings.TrimPrefix(WindowLine(c, now), "window: "))
+	}
+	if hs := HealthSpec(c.Spec.HealthGate); hs != "" {
+		row("Health gate", "%s", hs)
+	}
+	if gw := GateWaits(nodes); gw != "" {
+		row("Waiting", "%s", gw)
+	}
 	if cp := st.Capacity; cp != nil {
 		msg := ""
 		if cp.Message != "" {
@@ -344,7 +369,7 @@ func CampaignDetail(w io.Writer, c *api.MaintenanceCampaign, plans []api.Mainten
 			if p := n.Plan; p != nil {
 				phase = cmp.Or(string(p.Status.Phase), "-") + "/" + cmp.Or(string(p.Status.Reason), "-")
 				pods = fmt.Sprintf("%d/%d evicted", p.Status.Pods.Evicted, p.Status.Pods.Total)
-				if s == StateBlocked || s == StateFailed || s == StateDraining {
+				if s == StateBlocked || s == StateFailed || s == StateDraining || gateReason(p.Status.Reason) {
 					msg = oneLine(p.Status.Message)
 				}
 			}

@@ -75,6 +75,15 @@ func Detail(w io.Writer, p *api.MaintenancePlan, by CreatedBy, pdbs map[string]*
 	if ep := st.EvictionProgress; ep != nil && ep.Deadline != nil && st.Phase != api.Completed && st.Phase != api.Drained {
 		row("Deadline", "%s (%s left)", ep.Deadline.Local().Format(time.DateTime), Duration(ep.Deadline.Sub(now)))
 	}
+	if ws := WindowsSpec(p.Spec.Windows); ws != "" {
+		row("Windows", "%s", ws)
+		if w := PlanWindowLine(p, now); w != "" {
+			row("Window", "%s", strings.TrimPrefix(w, "window: "))
+		}
+	}
+	if hs := HealthSpec(p.Spec.HealthGate); hs != "" {
+		row("Health gate", "%s", hs)
+	}
 	if !done(st) {
 		row("ETA", "%s", strings.TrimPrefix(ETA(ForecastOf(p), now), "ETA: "))
 	}

@@ -49,6 +49,9 @@ func Frame(p *api.MaintenancePlan, now time.Time, width int) []string {
 	if w := Wait(st, now); w != "" {
 		lines = append(lines, w)
 	}
+	if w := PlanWindowLine(p, now); w != "" && !done(st) {
+		lines = append(lines, w)
+	}
 	if !done(st) {
 		lines = append(lines, ETA(ForecastOf(p), now))
 	}
