@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -24,6 +25,7 @@ func app() *cli.App {
 		&cli.DurationFlag{Name: "max-grace", Value: analyze.DefaultMaxGrace, Usage: "report pods whose terminationGracePeriodSeconds exceeds `DURATION`"},
 		&cli.IntFlag{Name: "max-concurrent-evictions", Value: analyze.DefaultConcurrency, Usage: "forecast: at most `N` evictions in flight (requested, the pod not yet gone), as maintd's maxConcurrentEvictions"},
 		&cli.DurationFlag{Name: "default-ready-time", Value: analyze.DefaultReadyTime, Usage: "forecast: a replacement's time from scheduled to Ready when no pod of its workload shows both (`DURATION`)"},
+		&cli.StringFlag{Name: "learned", Usage: "forecast: time each workload's exits and times to Ready by what was learned by watching, read from `FILE`: maintd's ConfigMap (kubectl get configmap -n maintd-system sentinel-maintd-learned -o yaml) or its data.learned.json; a workload it does not name takes the prior (exit 2s at p50, the grace at p90)"},
 		&cli.BoolFlag{Name: "surge", Usage: "plan a surge for the pods whose PDB never allows their eviction but one more replica of their owner would (a Deployment, or a ReplicaSet no controller owns, that no HPA scales): action surge instead of block, and the grade and forecast of that drain (maintd's spec.surge: IfNeeded)"},
 		&cli.StringSliceFlag{Name: "together", Usage: "capacity: judge whether the other nodes can take the pods that draining every node `NAME` at once moves, all of them cordoned (repeatable, or comma-separated): a capacity object in the report, a line in the table; the exit code stays the risk's"},
 		&cli.Int64Flag{Name: "max-input", Value: document.DefaultLimit, Usage: "refuse input larger than `BYTES`"},
@@ -33,7 +35,7 @@ func app() *cli.App {
 		Name:    "k8s-analyze",
 		Summary: "offline drain-risk grading of nodes from a Snapshot",
 		Synopsis: []string{
-			"k8s-analyze [-f FILE] [--node NAME]... [-o json|yaml|table] [--now TIME] [--max-age 5m] [--max-grace D] [--max-concurrent-evictions 50] [--default-ready-time 1m] [--surge] [--together NAME,...]",
+			"k8s-analyze [-f FILE] [--node NAME]... [-o json|yaml|table] [--now TIME] [--max-age 5m] [--max-grace D] [--max-concurrent-evictions 50] [--default-ready-time 1m] [--learned FILE] [--surge] [--together NAME,...]",
 			"k8s-analyze --list-checks [-o json|table]",
 		},
 		Doc: doc,
@@ -86,6 +88,11 @@ func run(c *cli.Context) error {
 	if opts.MaxAge <= 0 {
 		return command.Usage("--max-age must be positive")
 	}
+	if f := c.String("learned"); f != "" {
+		if opts.Forecast.Learned, err = readLearned(f, c.Int64("max-input")); err != nil {
+			return err
+		}
+	}
 	if s := c.String("now"); s != "" {
 		if opts.Now, err = time.Parse(time.RFC3339, s); err != nil {
 			return command.Usage("--now: %v", err)
@@ -137,4 +144,25 @@ func colour() bool {
 	}
 	st, err := os.Stdout.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// readLearned reads --learned FILE, at most limit bytes.
+func readLearned(path string, limit int64) (map[analyze.Workload]analyze.Learned, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--learned: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("--learned %s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("--learned %s: larger than %d bytes (--max-input)", path, limit)
+	}
+	learned, err := analyze.ParseLearned(data)
+	if err != nil {
+		return nil, fmt.Errorf("--learned %s: %w", path, err)
+	}
+	return learned, nil
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -34,10 +33,6 @@ import (
 // DefaultLearned is the ConfigMap maintd keeps its learned times in by
 // default (maintd --learned-configmap).
 const DefaultLearned = "maintd-system/sentinel-maintd-learned"
-
-// LearnedKey is the key of the ConfigMap's data that holds the learned
-// samples (JSON, learnedDoc).
-const LearnedKey = "learned.json"
 
 const (
 	// learnedSamples is how many of a workload's last exits and times to
@@ -184,24 +179,12 @@ func (l *learner) learned() map[analyze.Workload]analyze.Learned {
 	return l.memo
 }
 
-// learnedDoc is the ConfigMap's LearnedKey: each workload's samples in
-// milliseconds, oldest first.
-type learnedDoc struct {
-	Workloads []learnedEntry `json:"workloads"`
-}
-
-type learnedEntry struct {
-	analyze.Workload
-	ExitMillis  []int64   `json:"exitMillis,omitempty"`
-	ReadyMillis []int64   `json:"readyMillis,omitempty"`
-	Last        time.Time `json:"last"`
-}
-
-// encode is the learned samples as the ConfigMap keeps them, workloads
-// sorted, and the version they are of.
+// encode is the learned samples as the ConfigMap keeps them
+// (analyze.LearnedDoc, JSON), workloads sorted, and the version they are
+// of.
 func (l *learner) encode() (string, int64, error) {
 	l.mu.Lock()
-	doc := learnedDoc{Workloads: make([]learnedEntry, 0, len(l.windows))}
+	doc := analyze.LearnedDoc{Workloads: make([]analyze.LearnedSamples, 0, len(l.windows))}
 	ms := func(s []time.Duration) []int64 {
 		out := make([]int64, len(s))
 		for i, d := range s {
@@ -210,50 +193,34 @@ func (l *learner) encode() (string, int64, error) {
 		return out
 	}
 	for w, win := range l.windows {
-		doc.Workloads = append(doc.Workloads, learnedEntry{Workload: w, ExitMillis: ms(win.exit), ReadyMillis: ms(win.ready), Last: win.last.UTC().Truncate(time.Second)})
+		doc.Workloads = append(doc.Workloads, analyze.LearnedSamples{Workload: w, ExitMillis: ms(win.exit), ReadyMillis: ms(win.ready), Last: win.last.UTC().Truncate(time.Second)})
 	}
 	version := l.version
 	l.mu.Unlock()
-	slices.SortFunc(doc.Workloads, func(a, b learnedEntry) int {
+	slices.SortFunc(doc.Workloads, func(a, b analyze.LearnedSamples) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
 	b, err := json.Marshal(doc)
 	return string(b), version, err
 }
 
-// decodeLearned reads a ConfigMap's LearnedKey: at most learnedWorkloads
-// workloads (the most recently sampled) of at most learnedSamples samples
-// each (the last); samples that are not positive are dropped, and so are
-// entries without a kind or a name.
+// decodeLearned reads a ConfigMap's analyze.LearnedKey
+// (analyze.DecodeLearned): at most learnedWorkloads workloads (the most
+// recently sampled) of at most learnedSamples samples each (the last);
+// samples that are not positive, or longer than a day, are dropped.
 func decodeLearned(data string) (map[analyze.Workload]*window, error) {
-	var doc learnedDoc
-	if err := json.Unmarshal([]byte(data), &doc); err != nil {
-		return nil, fmt.Errorf("learned times: %w", err)
+	samples, err := analyze.DecodeLearned([]byte(data))
+	if err != nil {
+		return nil, err
 	}
-	out := map[analyze.Workload]*window{}
-	durations := func(ms []int64) []time.Duration {
-		var s []time.Duration
-		for _, v := range ms {
-			if v > 0 && v <= int64(24*time.Hour/time.Millisecond) {
-				s = keepLast(s, time.Duration(v)*time.Millisecond)
-			}
-		}
-		return s
-	}
-	for _, e := range doc.Workloads {
-		if e.Kind == "" || e.Name == "" {
+	l := &learner{windows: map[analyze.Workload]*window{}}
+	for _, s := range samples {
+		exits, readies := s.Samples()
+		if len(exits)+len(readies) == 0 {
 			continue
 		}
-		win := &window{exit: durations(e.ExitMillis), ready: durations(e.ReadyMillis), last: e.Last}
-		if len(win.exit)+len(win.ready) == 0 {
-			continue
-		}
-		if old, ok := out[e.Workload]; ok && old.last.After(win.last) {
-			continue
-		}
-		out[e.Workload] = win
+		l.windows[s.Workload] = &window{exit: exits[max(0, len(exits)-learnedSamples):], ready: readies[max(0, len(readies)-learnedSamples):], last: s.Last}
 	}
-	l := &learner{windows: out}
 	l.trim()
 	return l.windows, nil
 }
@@ -337,7 +304,7 @@ func (c *Controller) keepLearned(ctx context.Context) {
 	case err != nil:
 		c.cfg.Log.Warn("cannot read the learned times; starting without them", "configmap", ref.String(), "err", err)
 	default:
-		if read, err := decodeLearned(cm.Data[LearnedKey]); err != nil {
+		if read, err := decodeLearned(cm.Data[analyze.LearnedKey]); err != nil {
 			c.cfg.Log.Warn("cannot read the learned times; starting without them", "configmap", ref.String(), "err", err)
 		} else {
 			c.learner.load(read)
@@ -386,7 +353,7 @@ func (c *Controller) writeLearned(ctx context.Context, data string) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name,
-		Labels: map[string]string{"app.kubernetes.io/name": "maintd"}}, Data: map[string]string{LearnedKey: data}}
+		Labels: map[string]string{"app.kubernetes.io/name": "maintd"}}, Data: map[string]string{analyze.LearnedKey: data}}
 	_, err := cms.Update(ctx, cm, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
 		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
