@@ -129,6 +129,9 @@ func ptrTo[T any](v T) *T { return &v }
 // and UID; w.mu is held.
 func (w *World) madeCampaign(o runtime.Object, spec *api.MaintenanceCampaignSpec) {
 	c, ok := o.(*api.MaintenanceCampaign)
+	if ok {
+		w.gates.campaign = c.UID
+	}
 	if !ok || spec.Budget == nil {
 		return
 	}

@@ -22,7 +22,7 @@ var foundWithBudgets = map[int64]bool{67: true, 245: true, 907: true}
 // found their defects; and it gives a budget to some of the other campaign
 // seeds.
 func TestFixedSeedsHaveNoBudget(t *testing.T) {
-	for s := range fixed {
+	for s := range Fixed {
 		if foundWithBudgets[s] {
 			continue
 		}
@@ -37,7 +37,7 @@ func TestFixedSeedsHaveNoBudget(t *testing.T) {
 			with = append(with, s)
 		}
 	}
-	if len(with) < 5 || slices.ContainsFunc(with, func(s int64) bool { _, ok := fixed[s]; return ok && !foundWithBudgets[s] }) {
+	if len(with) < 5 || slices.ContainsFunc(with, func(s int64) bool { _, ok := Fixed[s]; return ok && !foundWithBudgets[s] }) {
 		t.Errorf("seeds 1-100 with a campaign budget: %v; want at least 5, none of them fixed", with)
 	}
 }

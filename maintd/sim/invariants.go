@@ -58,6 +58,7 @@ func (w *World) checkEviction(in *instance, ev *policyv1.Eviction) {
 		return
 	}
 	pod := o.(*corev1.Pod)
+	w.evictsInWindow(in, ev, pod)
 	w.checkWave(in, pod)
 	if live, err := w.s.get(podsR, ev.Namespace, ev.Name); err == nil {
 		w.checkAllowed(in, live.(*corev1.Pod))
@@ -317,6 +318,11 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 		return
 	}
 	if a.GetResource() == nodesR {
+		if b, ok := before.(*corev1.Node); ok {
+			if n, ok := out.(*corev1.Node); ok {
+				w.uncordonsHealthy(in, b, n)
+			}
+		}
 		if b, ok := before.(*corev1.Node); ok && w.pausedFor(in) {
 			n := out.(*corev1.Node)
 			if owner := n.Annotations[cordon.OwnerAnnotation]; owner != "" && owner != b.Annotations[cordon.OwnerAnnotation] {
@@ -348,6 +354,7 @@ func (w *World) wrote(in *instance, a k8stesting.Action, before, out runtime.Obj
 	case p.Status.Phase == api.Cordoning:
 		if _, ok := w.drainStart[p.UID]; !ok {
 			w.startsInTime(in, p)
+			w.startsInWindow(in, p)
 			w.drainsOnce(p)
 			// The second the status records: the API keeps times to the
 			// second, and the deadline counts from startedAt.

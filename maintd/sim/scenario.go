@@ -197,6 +197,7 @@ func (w *World) draw() Scenario {
 	w.drawRules(&sc)
 	w.drawBreakGlass(&sc)
 	w.drawBudget(&sc)
+	w.drawGates(&sc)
 	return sc
 }
 
@@ -257,7 +258,7 @@ func (w *World) Setup(sc Scenario) {
 	if sc.Campaign != nil {
 		w.mu.Lock()
 		o, err := w.s.create(campsR, &api.MaintenanceCampaign{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}, Spec: *sc.Campaign})
-		w.logf("person: create campaign fleet over %v (release %t%s) -> %s", sc.Campaign.Nodes, sc.Campaign.Release, budgetText(sc.Campaign.Budget), errText(err))
+		w.logf("person: create campaign fleet over %v (release %t%s) -> %s", sc.Campaign.Nodes, sc.Campaign.Release, budgetText(sc.Campaign.Budget)+gateText(sc.Campaign), errText(err))
 		w.madeCampaign(o, sc.Campaign)
 		w.mu.Unlock()
 	}

@@ -234,6 +234,7 @@ func (w *World) final() {
 	defer w.mu.Unlock()
 	w.stuck(true)
 	w.budgetEnd()
+	w.tallyGates()
 	for _, o := range w.s.list(depsR, Namespace, nil) {
 		d := o.(*appsv1.Deployment)
 		if got, want := ptrOr(d.Spec.Replicas, 1), w.replicas[d.Name]; d.Annotations[drain.SurgeAnnotation] == "" && got != want {
@@ -254,7 +255,7 @@ func (w *World) final() {
 		if done && st.Phase != api.Completed && st.Phase != api.Failed { // Failed: its deadline passed first
 			w.violate("campaign %s is %s/%s while every plan of it is Completed", c.Name, st.Phase, st.Reason)
 		}
-		if c.Spec.Release && st.Phase == api.Drained {
+		if c.Spec.Release && st.Phase == api.Drained && !w.gates.neverBack(st.Nodes) {
 			w.violate("campaign %s is released and still Drained: %s", c.Name, st.Message)
 		}
 	}

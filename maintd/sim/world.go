@@ -202,6 +202,8 @@ type World struct {
 	bg *breakGlass
 	// bud is the campaign's budget and its plans (budgets.go).
 	bud *budgets
+	// gates are the campaign's windows and health gate (gates.go).
+	gates *gates
 }
 
 // spend is an eviction of maintd that spent a budget: the budget's version
@@ -245,7 +247,7 @@ type silence struct {
 // trying again on a timer, because its cause is not in the caches: a
 // refusal by RBAC or a webhook, API throttling or contention.
 func retries(pr string) bool {
-	for _, r := range []api.Reason{api.EvictionForbidden, api.EvictionRejected, api.EvictionThrottled, api.APIContention} {
+	for _, r := range []api.Reason{api.EvictionForbidden, api.EvictionRejected, api.EvictionThrottled, api.APIContention, api.OutsideWindow, api.WindowClosed} {
 		if strings.HasSuffix(pr, "/"+string(r)) {
 			return true
 		}
@@ -263,7 +265,7 @@ func New(seed int64) *World {
 		faulting: rand.New(rand.NewPCG(uint64(seed), 0xfa17)), budgeting: rand.New(rand.NewPCG(uint64(seed), 0xb0d9)),
 		campaigning: rand.New(rand.NewPCG(uint64(seed), 0xca3)), picking: rand.New(rand.NewPCG(uint64(seed), 0x9c1)), storing: rand.New(rand.NewPCG(uint64(seed), 0x57055d5)), ruling: rand.New(rand.NewPCG(uint64(seed), 0x701605)), replicas: map[string]int32{}, clock: clocktesting.NewFakeClock(epoch),
 		evictions: map[types.UID]int{}, spent: map[string][]spend{}, refusedAt: map[string]time.Time{}, refused: map[string]int64{}, drainStart: map[types.UID]time.Time{},
-		silence: map[types.UID]*silence{}, surges: map[string]*surgeRecord{}, moved: map[string]*move{}, uncordoned: map[string]time.Time{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}, opened: map[types.UID]map[string]bool{}, bg: newBreakGlass(seed), bud: newBudgets(seed)}
+		silence: map[types.UID]*silence{}, surges: map[string]*surgeRecord{}, moved: map[string]*move{}, uncordoned: map[string]time.Time{}, drains: map[string][]types.UID{}, retried: map[string]bool{}, forced: map[types.UID]bool{}, opened: map[types.UID]map[string]bool{}, bg: newBreakGlass(seed), bud: newBudgets(seed), gates: newGates(seed)}
 	w.s = newStore(func() metav1.Time { return metav1.NewTime(w.clock.Now()) })
 	w.s.watch = func(r schema.GroupVersionResource, ev watch.Event, _ bool) {
 		w.changed(r, ev)
@@ -312,7 +314,7 @@ func (w *World) cluster() int {
 	n += w.s.replicaSets(w.readyDelay)
 	n += w.s.statefulSets(w.readyDelay) + w.s.jobs()
 	d, _ := w.s.disruption(true)
-	return n + d + w.collect()
+	return n + d + w.collect() + w.agentStep()
 }
 
 // collect is the garbage collector: a plan whose controlling campaign is
@@ -491,6 +493,7 @@ func (w *World) step() {
 			w.s.schedule()
 		case 1:
 			w.s.kubelet(true)
+			w.agentStep()
 		case 2:
 			w.s.deployments()
 			w.s.replicaSets(w.readyDelay)
