@@ -65,35 +65,70 @@ func (w *World) drawGates(sc *Scenario) {
 		every := []int{5, 10, 15, 20, 30}[g.r.IntN(5)]
 		span := time.Duration(every*20+g.r.IntN(every*20)) * time.Second
 		zone := windowZones[g.r.IntN(len(windowZones))]
-		loc, err := time.LoadLocation(zone)
-		if err != nil {
-			w.failf("zone %s: %v", zone, err)
-			return
-		}
-		g.windowed, g.every, g.span, g.loc = true, time.Duration(every)*time.Minute, span, loc
-		g.margin = time.Duration(g.r.IntN(121)) * time.Second
+		margin, overrun := time.Duration(g.r.IntN(121))*time.Second, time.Duration(0)
 		if g.r.IntN(3) == 0 {
-			g.overrun = time.Duration(1+g.r.IntN(180)) * time.Second
+			overrun = time.Duration(1+g.r.IntN(180)) * time.Second
 		}
-		sc.Campaign.Windows = &api.MaintenanceWindows{TimeZone: zone, Margin: &metav1.Duration{Duration: g.margin}, MaxOverrun: &metav1.Duration{Duration: g.overrun},
+		sc.Campaign.Windows = &api.MaintenanceWindows{TimeZone: zone, Margin: &metav1.Duration{Duration: margin}, MaxOverrun: &metav1.Duration{Duration: overrun},
 			Allow: []api.MaintenanceWindow{{Schedule: fmt.Sprintf("*/%d * * * *", every), Duration: metav1.Duration{Duration: span}}}}
 		// Windows stretch a campaign: a longer deadline.
 		sc.Campaign.Deadline = &metav1.Duration{Duration: time.Duration(120+g.r.IntN(120)) * time.Minute}
 	}
 	if g.r.IntN(3) == 0 {
-		g.gated = true
 		sc.Campaign.HealthGate = &api.HealthGate{Labels: map[string]string{gateLabel: "true"}, Timeout: &metav1.Duration{Duration: time.Duration(5+g.r.IntN(16)) * time.Minute}}
 	}
+}
+
+// read is the world's reading of the windows and gate people wrote on the
+// campaign: a schedule "*/N * * * *" (N dividing 60) and a duration, in a
+// zone; the gate's label. The world draws no other kind, and a written
+// schedule writes none. w.mu need not be held (before the campaign is
+// made).
+func (g *gates) read(s *api.MaintenanceCampaignSpec) error {
+	g.gated = s.HealthGate != nil
+	ws := s.Windows
+	if ws == nil {
+		return nil
+	}
+	var every int
+	if len(ws.Allow) != 1 || len(ws.Deny)+len(ws.Exclude) > 0 {
+		return fmt.Errorf("windows the world cannot read: %+v", ws)
+	}
+	if _, err := fmt.Sscanf(ws.Allow[0].Schedule, "*/%d * * * *", &every); err != nil || every <= 0 || 60%every != 0 {
+		return fmt.Errorf("a schedule the world cannot read: %q", ws.Allow[0].Schedule)
+	}
+	loc, err := time.LoadLocation(ws.TimeZone)
+	if err != nil {
+		return err
+	}
+	g.windowed, g.every, g.span, g.loc = true, time.Duration(every)*time.Minute, ws.Allow[0].Duration.Duration, loc
+	g.margin, g.overrun = 30*time.Second, 0 // the margin's default, as the CRD says
+	if ws.Margin != nil {
+		g.margin = ws.Margin.Duration
+	}
+	if ws.MaxOverrun != nil {
+		g.overrun = ws.MaxOverrun.Duration
+	}
+	return nil
 }
 
 // gateText is the campaign's windows and gate for the trace.
 func gateText(s *api.MaintenanceCampaignSpec) string {
 	out := ""
 	if ws := s.Windows; ws != nil {
-		out += fmt.Sprintf(", windows %s for %s in %s (margin %s, overrun %s)", ws.Allow[0].Schedule, ws.Allow[0].Duration.Duration, ws.TimeZone, ws.Margin.Duration, ws.MaxOverrun.Duration)
+		d := func(v *metav1.Duration) string {
+			if v == nil {
+				return "unset"
+			}
+			return v.Duration.String()
+		}
+		for _, a := range ws.Allow {
+			out += fmt.Sprintf(", windows %s for %s", a.Schedule, a.Duration.Duration)
+		}
+		out += fmt.Sprintf(" in %s (margin %s, overrun %s)", ws.TimeZone, d(ws.Margin), d(ws.MaxOverrun))
 	}
 	if s.HealthGate != nil {
-		out += fmt.Sprintf(", health gate %s=true within %s", gateLabel, s.HealthGate.Timeout.Duration)
+		out += fmt.Sprintf(", health gate %v", s.HealthGate.Labels)
 	}
 	return out
 }
@@ -207,8 +242,10 @@ func (w *World) agentStep() int {
 		node := p.Spec.NodeName
 		if _, ok := g.seen[node]; !ok {
 			g.seen[node] = now
-			g.agent[node] = []int{0, 0, 0, 1, 1, 2}[g.r.IntN(6)]
-			g.late[node] = time.Duration(1+g.r.IntN(25)) * time.Minute
+			if _, written := g.agent[node]; !written { // a written schedule sets its own
+				g.agent[node] = []int{0, 0, 0, 1, 1, 2}[g.r.IntN(6)]
+				g.late[node] = time.Duration(1+g.r.IntN(25)) * time.Minute
+			}
 			if g.r.IntN(3) == 0 {
 				w.setReady(node, corev1.ConditionFalse)
 			}

@@ -256,6 +256,9 @@ func (w *World) Setup(sc Scenario) {
 		w.createPlan(fmt.Sprintf("plan-%d", i+1), spec)
 	}
 	if sc.Campaign != nil {
+		if err := w.gates.read(sc.Campaign); err != nil {
+			w.failf("%v", err)
+		}
 		w.mu.Lock()
 		o, err := w.s.create(campsR, &api.MaintenanceCampaign{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}, Spec: *sc.Campaign})
 		w.logf("person: create campaign fleet over %v (release %t%s) -> %s", sc.Campaign.Nodes, sc.Campaign.Release, budgetText(sc.Campaign.Budget)+gateText(sc.Campaign), errText(err))

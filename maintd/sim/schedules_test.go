@@ -608,6 +608,32 @@ var schedules = map[string]struct {
 		path: []string{"wave 1: 3 nodes (node-1, node-2, node-3); 3 nodes after it; the budget: at most 1 node(s) per topology.kubernetes.io/zone",
 			"made plan fleet-node-6 for node-6, wave 2", "Completed on fleet:"},
 	},
+	"25 a campaign waits for its window, starts what fits, and holds a released node on its health gate": {
+		// Three nodes of the campaign, one slot; windows of 8 minutes
+		// every 20 in Asia/Kolkata (the sim's epoch is 05:30 there: 10
+		// minutes into a period, closed), margin 1 minute; a health gate
+		// on the agent's label. Released as they drain, the nodes go one
+		// at a time, each cordoned only in a window, each uncordoned only
+		// once the agent brought it back.
+		scenario: windowedCampaign(), maxNodes: 1,
+		path: []string{"windows */20 * * * * for 8m0s in Asia/Kolkata", "no maintenance window is open: the next window opens at 2026-01-01 05:40:00 IST",
+			"node node-1 is not healthy 5m0s after its release", "agent: node-1 is back", "Completed on fleet:"},
+		run: func(w *World) {
+			// The agent brings node-1 back 7 minutes after its release,
+			// past the gate's timeout; the others at once.
+			w.gates.agent = map[string]int{"node-1": 1, "node-2": 0, "node-3": 0}
+			w.gates.late["node-1"] = 7 * time.Minute
+			for i := 0; i < 1500 && !strings.Contains(w.Trace(), "Completed on fleet:"); i++ {
+				w.mu.Lock()
+				w.cluster()
+				w.mu.Unlock()
+				w.rounds(1, 5*time.Second, resources...)
+			}
+			if w.gates.cordons != 3 || w.gates.holds != 3 {
+				w.violate("the schedule judged %d cordons against the windows and %d uncordons against the gate, want 3 and 3", w.gates.cordons, w.gates.holds)
+			}
+		},
+	},
 	"23 break-glass: the ledger before the DELETE, each pod deleted once, across restarts": {
 		// A StatefulSet's only pod under minAvailable 1 on the plan's
 		// node; past the deadline (1 min) an override approved by bob
@@ -670,4 +696,16 @@ func TestSchedules(t *testing.T) {
 			w.Close()
 		})
 	}
+}
+
+// windowedCampaign is schedule 25's scenario.
+func windowedCampaign() Scenario {
+	return Scenario{Nodes: 4, FromFirstNode: true,
+		Workloads: []Workload{{Name: "app1", Replicas: 4, PDB: "max1", ReadyAfter: 5}},
+		Campaign: &api.MaintenanceCampaignSpec{Nodes: []string{"node-1", "node-2", "node-3"}, AllowAllWorkloads: true, Release: true,
+			Deadline: &metav1.Duration{Duration: 3 * time.Hour},
+			Windows: &api.MaintenanceWindows{TimeZone: "Asia/Kolkata", Margin: &metav1.Duration{Duration: time.Minute},
+				Allow: []api.MaintenanceWindow{{Schedule: "*/20 * * * *", Duration: metav1.Duration{Duration: 8 * time.Minute}}}},
+			HealthGate: &api.HealthGate{Labels: map[string]string{gateLabel: "true"}, Timeout: &metav1.Duration{Duration: 5 * time.Minute}},
+			Breaker:    api.Breaker{MaxNotReadyNodes: 3, PodReadyTimeout: &metav1.Duration{Duration: time.Hour}, HoldDown: &metav1.Duration{Duration: time.Minute}}}}
 }
