@@ -25,6 +25,8 @@ import (
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.counts.nodes`
 // +kubebuilder:printcolumn:name="Evicted",type=integer,JSONPath=`.status.counts.evicted`
 // +kubebuilder:printcolumn:name="Paused",type=string,JSONPath=`.status.conditions[?(@.type=="Paused")].status`
+// +kubebuilder:printcolumn:name="Windows",type=integer,JSONPath=`.status.windows.needed`,priority=1
+// +kubebuilder:printcolumn:name="ETA",type=string,JSONPath=`.status.windows.eta`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MaintenanceCampaign struct {
 	metav1.TypeMeta   `json:",inline"`
