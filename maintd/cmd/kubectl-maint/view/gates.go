@@ -51,11 +51,13 @@ func inTime(t, now time.Time) string {
 // when the last ends (CampaignETA gives the ETA across them); "" without
 // spec.windows.
 func WindowLine(c *api.MaintenanceCampaign, now time.Time) string {
-	if c.Spec.Windows == nil {
-		return ""
-	}
 	w := c.Status.Windows
-	if w == nil {
+	switch {
+	case c.Spec.Windows == nil:
+		return ""
+	case w == nil && (c.Status.Phase == api.Completed || c.Status.Phase == api.Failed):
+		return "" // maintd forecasts no more
+	case w == nil:
 		return "window: not forecast yet"
 	}
 	loc := zoneOf(c.Spec.Windows)

@@ -70,6 +70,10 @@ func TestCampaignFrameGates(t *testing.T) {
 	if got, want := WindowLine(c, now), "window: not forecast yet"; got != want {
 		t.Errorf("no status.windows: %q, want %q", got, want)
 	}
+	c.Status.Phase = api.Completed
+	if got := WindowLine(c, now); got != "" {
+		t.Errorf("Completed, no status.windows: %q, want nothing", got)
+	}
 	c.Spec.Windows = nil
 	if got := WindowLine(c, now); got != "" {
 		t.Errorf("no spec.windows: %q, want nothing", got)
