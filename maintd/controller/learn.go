@@ -109,6 +109,7 @@ func (l *learner) observe(old, p *cachedPod, w analyze.Workload, maintained bool
 		if old != nil && old.DeletionTimestamp == nil && maintained {
 			l.exiting[p.UID] = pending{w, now}
 			l.deleted[w] = now
+			l.prune(now)
 		}
 		return
 	}
@@ -124,6 +125,20 @@ func (l *learner) observe(old, p *cachedPod, w analyze.Workload, maintained bool
 		l.sample(f.workload, now, 0, now.Sub(f.since))
 		delete(l.fresh, p.UID)
 	}
+}
+
+// prune forgets, once they are many, the deletions and the replacements
+// not yet Ready seen longer than replacementWindow ago (a replacement that
+// never becomes Ready, a workload not drained since), and the exits seen
+// that long ago and never ended (a delete event missed).
+func (l *learner) prune(now time.Time) {
+	if len(l.deleted)+len(l.fresh)+len(l.exiting) < 4*learnedWorkloads {
+		return
+	}
+	maps.DeleteFunc(l.deleted, func(_ analyze.Workload, at time.Time) bool { return now.Sub(at) > replacementWindow })
+	old := func(_ types.UID, p pending) bool { return now.Sub(p.since) > replacementWindow }
+	maps.DeleteFunc(l.fresh, old)
+	maps.DeleteFunc(l.exiting, old)
 }
 
 // sample adds an exit (exit > 0) or a time to Ready (ready > 0) of w.
@@ -275,6 +290,9 @@ func (c *Controller) learnPod(old, obj any) {
 	q := cmp.Or(p, o)
 	if q == nil {
 		return
+	}
+	if o != nil && p != nil && (o.DeletionTimestamp == nil) == (p.DeletionTimestamp == nil) && ready(o) == ready(p) {
+		return // status churn: nothing a learner times
 	}
 	maintained := false
 	if q.NodeName != "" && c.planInformer != nil {

@@ -171,3 +171,20 @@ func FuzzDecodeLearned(f *testing.F) {
 		}
 	})
 }
+
+// TestLearnerPrune: once many, deletions and pending replacements older
+// than replacementWindow are forgotten; a new deletion stays.
+func TestLearnerPrune(t *testing.T) {
+	l := newLearner()
+	t0 := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	for i := range 4 * learnedWorkloads {
+		l.deleted[analyze.Workload{Kind: "Deployment", Namespace: "ns", Name: fmt.Sprint(i)}] = t0
+	}
+	l.fresh["never-ready"] = pending{since: t0}
+	w := analyze.Workload{Kind: "Deployment", Namespace: "ns", Name: "new"}
+	later := t0.Add(time.Hour)
+	l.observe(lpod("p", t0, true, time.Time{}), lpod("p", t0, true, later), w, true, later)
+	if len(l.deleted) != 1 || len(l.fresh) != 0 || len(l.exiting) != 1 {
+		t.Errorf("after pruning: %d deletions, %d pending replacements, %d exits; want 1, 0, 1", len(l.deleted), len(l.fresh), len(l.exiting))
+	}
+}

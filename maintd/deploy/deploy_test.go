@@ -292,8 +292,8 @@ func TestInCluster(t *testing.T) {
 		if first != second {
 			t.Errorf("second apply printed\n%s\nthe first\n%s", second, first)
 		}
-		if n := strings.Count(second, "serverside-applied"); n != 20 {
-			t.Errorf("%d objects applied, want 20:\n%s", n, second)
+		if n := strings.Count(second, "serverside-applied"); n != 22 {
+			t.Errorf("%d objects applied, want 22:\n%s", n, second)
 		}
 		if diff := cmp.Diff(before, versions(t, ctx)); diff != "" {
 			t.Errorf("the second apply changed objects (-before +after):\n%s", diff)
