@@ -113,8 +113,9 @@ forecast-accuracy: kube-bins build ## maintd's drain forecast against SEEDS seed
 		(cd maintd && go test -count=1 -timeout 60m -run 'TestForecastAccuracy$$' . -forecast-seeds $(FORECAST_SEEDS) -forecast-report $$out -v | grep -E '^(---|ok|FAIL)|seed [0-9]+:'); \
 		{ echo "## Forecast accuracy"; echo; \
 		  echo "\`make forecast-accuracy SEEDS=$(FORECAST_SEEDS)\` ($$(date -u +%Y-%m-%d), $$(nproc) cores): each seed draws 4-12 kwok nodes and 10-150 pods in"; \
-		  echo "Deployments and StatefulSets (time to Ready 2-8 s, grace 1-6 s taken in full, PDBs maxUnavailable 1-3 or minAvailable),"; \
-		  echo "drains node 1 with maintd and compares the forecast its plan carried at the cordon with the time from the cordon to Drained."; \
+		  echo "Deployments and StatefulSets (time to Ready 2-8 s, each pod's up to 30% more; grace 1-8 s; exits drawn per pod: at once in 2 of 5"; \
+		  echo "workloads, the whole grace in 1, 20-80% of it in 2; PDBs maxUnavailable 1-3 or minAvailable), lets maintd drain nodes 2 and 3"; \
+		  echo "and learn, then drains node 1 and compares the forecast its plan carried at the cordon with the time from the cordon to Drained."; \
 		  echo; cat $$out; } > $$sec; \
 		python3 plumbing/bench/section.py docs/benchmarks.md "## Forecast accuracy" $$sec; rm -f $$out $$sec
 

@@ -28,6 +28,7 @@ import (
 var (
 	forecastSeeds  = flag.Int("forecast-seeds", 10, "seeded scenarios TestForecastAccuracy drains (make forecast-accuracy SEEDS=N runs more)")
 	forecastReport = flag.String("forecast-report", "", "write TestForecastAccuracy's table (Markdown) to this file")
+	forecastLearn  = flag.Bool("forecast-learn", true, "TestForecastAccuracy lets maintd drain nodes 2 and 3 first and learn; false measures the prior alone (and does not assert)")
 )
 
 // podTemplate is a pod template of app, kept on e's nodes, Ready after
@@ -178,9 +179,19 @@ func TestForecastNever(t *testing.T) {
 
 // scenario is a seeded drain for TestForecastAccuracy.
 type scenario struct {
+	seed      int64
 	nodes     int
 	workloads []workload
 }
+
+// Exit profiles of a workload's pods, as clusters show them: most exit as
+// soon as they are asked, some take their whole grace (a process that
+// ignores SIGTERM), some a part of it (a server draining its connections).
+const (
+	exitAtOnce = iota
+	exitFullGrace
+	exitBetween
+)
 
 type workload struct {
 	name          string
@@ -189,19 +200,25 @@ type workload struct {
 	ready, grace  time.Duration
 	minAvailable  *intstr.IntOrString
 	maxUnavaiable *intstr.IntOrString
+	// exit is the profile of its pods' exits; part the share of the grace
+	// its pods take under exitBetween.
+	exit int
+	part float64
 }
 
 // generate draws a feasible scenario from seed: 4-12 nodes, 10-150 pods in
-// Deployments and StatefulSets, each with its time to Ready (2-8 s) and its
-// grace (1-6 s, all of it taken to exit), under PDBs with maxUnavailable
-// 1-3 or minAvailable (replicas less 1-3).
+// Deployments and StatefulSets, each with its time to Ready (2-8 s, each
+// pod's up to 30% more, drawn by kwok) and its grace (1-8 s), its pods
+// exiting at once (2 in 5 workloads; exitOf), after the whole grace (1 in
+// 5), or after 20-80% of it (2 in 5), under PDBs with maxUnavailable 1-3 or
+// minAvailable (replicas less 1-3).
 func generate(seed int64) scenario {
 	r := rand.New(rand.NewPCG(uint64(seed), 0xf0ca57))
-	sc := scenario{nodes: 4 + r.IntN(9)}
+	sc := scenario{seed: seed, nodes: 4 + r.IntN(9)}
 	pods := 10 + r.IntN(141)
 	for i := 0; pods > 0; i++ {
 		w := workload{name: fmt.Sprintf("w%d", i), statefulSet: r.IntN(4) == 0, replicas: min(pods, 2+r.IntN(14)),
-			ready: time.Duration(2+r.IntN(7)) * time.Second, grace: time.Duration(1+r.IntN(6)) * time.Second}
+			ready: time.Duration(2+r.IntN(7)) * time.Second, grace: time.Duration(1+r.IntN(8)) * time.Second}
 		pods -= w.replicas
 		if w.replicas < 2 {
 			w.replicas = 2 // a budget needs a spare
@@ -212,9 +229,34 @@ func generate(seed int64) scenario {
 		} else {
 			w.maxUnavaiable = intOrString(k)
 		}
+		switch x := r.IntN(5); {
+		case x < 2:
+			w.exit = exitAtOnce
+		case x < 3:
+			w.exit = exitFullGrace
+		default:
+			w.exit, w.part = exitBetween, 0.2+0.6*r.Float64()
+		}
 		sc.workloads = append(sc.workloads, w)
 	}
 	return sc
+}
+
+// exitOf draws one pod's exit under w's profile: at once, 0.5-1.5 s (a
+// kubelet's own round trip: stop the containers, report, delete; kwok can
+// do it in no time, which a real node never does, and then a
+// StatefulSet's pod is re-created under its name before the disruption
+// controller has seen it go, and stays in its budget's disruptedPods
+// until they expire, 2 minutes later); the whole grace; or w.part of the
+// grace, give or take 20%, at most the grace.
+func (w workload) exitOf(r *rand.Rand) time.Duration {
+	switch w.exit {
+	case exitAtOnce:
+		return min(time.Duration(500+r.IntN(1000))*time.Millisecond, w.grace)
+	case exitFullGrace:
+		return w.grace
+	}
+	return min(time.Duration(float64(w.grace)*w.part*(0.8+0.4*r.Float64())).Round(time.Millisecond), w.grace)
 }
 
 func (s scenario) pods() int {
@@ -237,15 +279,19 @@ type accuracy struct {
 // TestForecastAccuracy drains node 1 of seeded scenarios with maintd and
 // compares the forecast its plan carried when the drain started with how
 // long the drain took (from the cordon to Drained, as the plan's watcher
-// saw it): |took - p50| within 20% of took, took at most p90, and no
-// never, in at least 90% of the seeds. The seeds run three at a time.
+// saw it): |took - p50| within 25% of took, and took at most p90, each in
+// at least 90% of the seeds, and no never. The pods' exits are drawn
+// (generate), so the forecast is right only as far as maintd learned them:
+// before the drain timed, maintd drains nodes 2 and 3 of the same
+// workloads and watches their pods exit and their replacements start. The
+// seeds run three at a time.
 func TestForecastAccuracy(t *testing.T) {
 	var (
 		mu      sync.Mutex
 		results []accuracy
 	)
 	e0 := newEnv(t, context.Background(), 0)
-	m := e0.startMaintd(t, "", "--metrics-address", "127.0.0.1:0")
+	m := e0.startMaintd(t, "", "--metrics-address", "127.0.0.1:0", "--learned-configmap", "")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	addr := m.address(t, ctx)
 	cancel()
@@ -269,7 +315,7 @@ func TestForecastAccuracy(t *testing.T) {
 	fmt.Fprintf(&table, "| seed | nodes | pods | drained | verdict | p50 | p90 | actual | (actual-p50)/actual |\n|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
 	for _, a := range results {
 		dev := float64(a.took-a.p50) / float64(a.took)
-		if dev <= 0.2 && dev >= -0.2 {
+		if dev <= 0.25 && dev >= -0.25 {
 			within++
 		}
 		if a.took <= a.p90 {
@@ -285,7 +331,7 @@ func TestForecastAccuracy(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no seed ran")
 	}
-	fmt.Fprintf(&table, "\n|p50 - actual| <= 20%% of actual: %d of %d seeds (%.0f%%); actual <= p90: %d of %d (%.0f%%); never on a feasible seed: %d.\n",
+	fmt.Fprintf(&table, "\n|p50 - actual| <= 25%% of actual: %d of %d seeds (%.0f%%); actual <= p90: %d of %d (%.0f%%); never on a feasible seed: %d.\n",
 		within, n, 100*float64(within)/float64(n), under, n, 100*float64(under)/float64(n), never)
 	t.Log("\n" + table.String())
 	if *forecastReport != "" {
@@ -293,8 +339,11 @@ func TestForecastAccuracy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if !*forecastLearn {
+		return // a measurement of the prior alone, not the forecast maintd gives
+	}
 	if within*10 < n*9 {
-		t.Errorf("p50 within 20%% of the drain's time in %d of %d seeds, want at least 90%%", within, n)
+		t.Errorf("p50 within 25%% of the drain's time in %d of %d seeds, want at least 90%%", within, n)
 	}
 	if under*10 < n*9 {
 		t.Errorf("the drain took at most p90 in %d of %d seeds, want at least 90%%", under, n)
@@ -304,23 +353,39 @@ func TestForecastAccuracy(t *testing.T) {
 	}
 }
 
-// drainSeed sets up seed's scenario in its own namespace and nodes, drains
-// node 1 with e0's maintd and reports how the forecast held.
-func drainSeed(t *testing.T, e0 env, m *maintd, addr string, seed int64) accuracy {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	sc := generate(seed)
-	e := newEnv(t, ctx, sc.nodes)
-	e.label = e0.label
-	for _, w := range sc.workloads {
-		tmpl := e.podTemplate(w.name, w.ready, w.grace, nil)
-		if w.statefulSet {
-			e.statefulSet(t, ctx, w.name, int32(w.replicas), tmpl)
-		} else {
-			e.deployment(t, ctx, w.name, int32(w.replicas), tmpl)
-		}
-		e.pdb(t, ctx, w.name, w.name, w.minAvailable, w.maxUnavaiable)
+// exits gives each pod of sc's namespace that has none its drawn exit
+// (PodDeleteDelayAnnotation), in the order of their names, from r: the
+// pods a drain may evict next. drawn keeps what each pod (by UID: a
+// StatefulSet's replacement has its pod's name) was given.
+func (e env) exits(t *testing.T, ctx context.Context, sc scenario, r *rand.Rand, drawn map[types.UID]time.Duration) {
+	t.Helper()
+	list, err := e.admin.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
+	byName := map[string]workload{}
+	for _, w := range sc.workloads {
+		byName[w.name] = w
+	}
+	slices.SortFunc(list.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	for _, p := range list.Items {
+		w, ok := byName[p.Labels["app"]]
+		if _, done := drawn[p.UID]; !ok || done || p.DeletionTimestamp != nil {
+			continue
+		}
+		d := w.exitOf(r)
+		drawn[p.UID] = d
+		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, controlplane.PodDeleteDelayAnnotation, d.String())
+		if _, err := e.admin.CoreV1().Pods(e.ns).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// settle waits until every workload of sc has its replicas Ready and its
+// budget counts every expected pod healthy.
+func (e env) settle(t *testing.T, ctx context.Context, sc scenario) {
+	t.Helper()
 	for _, w := range sc.workloads {
 		if err := cp.WaitPodsReady(ctx, e.ns, "app="+w.name, w.replicas); err != nil {
 			t.Fatal(err)
@@ -331,6 +396,59 @@ func drainSeed(t *testing.T, e0 env, m *maintd, addr string, seed int64) accurac
 			return st.ExpectedPods > 0 && st.CurrentHealthy == st.ExpectedPods
 		})
 	}
+}
+
+// drainSeed sets up seed's scenario in its own namespace and nodes, lets
+// e0's maintd drain nodes 2 and 3 and watch (warm-up), drains node 1 and
+// reports how the forecast held.
+func drainSeed(t *testing.T, e0 env, m *maintd, addr string, seed int64) accuracy {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	sc := generate(seed)
+	e := newEnv(t, ctx, sc.nodes)
+	e.label = e0.label
+	for _, w := range sc.workloads {
+		tmpl := e.podTemplate(w.name, w.ready, w.grace, nil)
+		tmpl.Annotations[controlplane.PodReadyJitterAnnotation] = (w.ready * 13 / 10).String()
+		tmpl.Annotations[controlplane.PodDeleteDelayAnnotation] = "0s" // each pod's is drawn (exits)
+		if w.statefulSet {
+			e.statefulSet(t, ctx, w.name, int32(w.replicas), tmpl)
+		} else {
+			e.deployment(t, ctx, w.name, int32(w.replicas), tmpl)
+		}
+		e.pdb(t, ctx, w.name, w.name, w.minAvailable, w.maxUnavaiable)
+	}
+	e.settle(t, ctx, sc)
+	r := rand.New(rand.NewPCG(uint64(seed), 0xe817))
+	drawn := map[types.UID]time.Duration{}
+	e.exits(t, ctx, sc, r, drawn)
+	// Warm-up: maintd drains nodes 2 and 3 and watches their pods go and
+	// their replacements come; then both come back.
+	var warm []string
+	for _, n := range []int{2, 3} {
+		if !*forecastLearn {
+			break
+		}
+		p := e.plan(t, ctx, fmt.Sprintf("warm-%d", n), api.MaintenancePlanSpec{NodeName: e.node(n), AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 10 * time.Minute}})
+		warm = append(warm, p.Name)
+	}
+	for _, name := range warm {
+		e.wait(t, ctx, name, "Drained (warm-up)", func(p *api.MaintenancePlan) bool {
+			if p.Status.Phase == api.Blocked || p.Status.Phase == api.Failed {
+				t.Fatalf("seed %d: warm-up %s: %s/%s: %s", seed, p.Name, p.Status.Phase, p.Status.Reason, p.Status.Message)
+			}
+			return p.Status.Phase == api.Drained
+		})
+	}
+	for _, name := range warm {
+		e.release(t, ctx, name)
+	}
+	for _, name := range warm {
+		e.waitPhase(t, ctx, name, api.Completed, api.Uncordoned)
+	}
+	e.settle(t, ctx, sc)
+	e.exits(t, ctx, sc, r, drawn)
+
 	p := e.plan(t, ctx, "plan", api.MaintenancePlanSpec{NodeName: e.node(1), AllowAllWorkloads: true, Deadline: &metav1.Duration{Duration: 10 * time.Minute}})
 	// The forecast is in maintd_plan_forecast_seconds, and in an Event.
 	pending := e.wait(t, ctx, p.Name, "a forecast", func(p *api.MaintenancePlan) bool { return p.Status.Forecast != nil })
@@ -362,7 +480,7 @@ func drainSeed(t *testing.T, e0 env, m *maintd, addr string, seed int64) accurac
 	if atStart.P50 != nil {
 		a.p50, a.p90 = atStart.P50.Duration, atStart.P90.Duration
 	}
-	t.Logf("seed %d: %d nodes, %d pods, %d drained: forecast %s p50 %s p90 %s (%s), took %s", seed, a.nodes, a.pods, a.drained, a.verdict, a.p50, a.p90, a.causes, a.took.Round(100*time.Millisecond))
+	t.Logf("seed %d: %d nodes, %d pods, %d drained: forecast %s p50 %s p90 %s (%s; path %s), took %s", seed, a.nodes, a.pods, a.drained, a.verdict, a.p50, a.p90, a.causes, atStart.CriticalPath, a.took.Round(100*time.Millisecond))
 	return a
 }
 

@@ -20,6 +20,11 @@ import (
 // duration ("2s") after it is scheduled.
 const PodReadyDelayAnnotation = "pod-ready.stage.kwok.x-k8s.io/delay"
 
+// PodReadyJitterAnnotation on a pod with PodReadyDelayAnnotation makes its
+// Ready delay a random one between the two ("2s" and "3s": 2-3 s), drawn by
+// kwok for each pod: the jitter of a real workload's start.
+const PodReadyJitterAnnotation = "pod-ready.stage.kwok.x-k8s.io/jitter"
+
 // PodDeleteDelayAnnotation on a pod delays its removal by the given
 // duration ("5s") after it is deleted: a pod that takes that long to exit
 // (give it at least that grace). Without it a deleted pod goes at once.
@@ -76,10 +81,15 @@ func (cp *ControlPlane) writeKwokConfig() error {
 		spec, _ := stage["spec"].(map[string]any)
 		if meta != nil && spec != nil {
 			if annotation, ok := map[any]string{"pod-ready": PodReadyDelayAnnotation, "pod-delete": PodDeleteDelayAnnotation}[meta["name"]]; ok {
-				spec["delay"] = map[string]any{
+				delay := map[string]any{
 					"durationMilliseconds": 0,
 					"durationFrom":         map[string]any{"expressionFrom": `.metadata.annotations["` + annotation + `"]`},
 				}
+				if meta["name"] == "pod-ready" {
+					// Without the annotation, kwok takes the delay alone.
+					delay["jitterDurationFrom"] = map[string]any{"expressionFrom": `.metadata.annotations["` + PodReadyJitterAnnotation + `"]`}
+				}
+				spec["delay"] = delay
 				found++
 			}
 			if meta["name"] == "pod-ready" && cp.volumes {
