@@ -28,8 +28,13 @@ func ForecastOf(f *analyze.Forecast, at time.Time, started bool) *api.Forecast {
 	// one).
 	out := &api.Forecast{Verdict: string(f.Verdict), P50: seconds(f.P50, 0), P90: seconds(f.P90, time.Second-1), Pods: int32(f.Pods), ComputedAt: metav1.NewTime(at)}
 	if cp := f.CriticalPath; cp != nil {
-		out.CriticalPath = fmt.Sprintf("%s %s: %d pods in %d rounds of %s (grace %s, Ready after %s)",
-			cp.Kind, objectName(cp.Namespace, cp.Name), cp.Pods, cp.Rounds, cp.RoundTime.Round(time.Second), cp.Grace.Round(time.Second), cp.Ready.P50.Round(time.Second))
+		exit := "as the prior"
+		if cp.Exit.Samples > 0 {
+			exit = fmt.Sprintf("learned from %d", cp.Exit.Samples)
+		}
+		out.CriticalPath = fmt.Sprintf("%s %s: %d pods in %d rounds of %s (exit %s to %s, %s; grace %s; Ready after %s)",
+			cp.Kind, objectName(cp.Namespace, cp.Name), cp.Pods, cp.Rounds, cp.RoundTime.Round(time.Second), cp.Exit.P50.Round(100*time.Millisecond),
+			cp.Exit.P90.Round(100*time.Millisecond), exit, cp.Grace.Round(time.Second), cp.Ready.P50.Round(time.Second))
 	}
 	for _, c := range f.Causes {
 		if len(out.Causes) == forecastCauses {
