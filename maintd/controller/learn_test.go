@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,8 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	kfake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/sentinel-go/sentinel/k8s-analyze/analyze"
+	"github.com/sentinel-go/sentinel/maintd/client/clientset/versioned/fake"
 )
 
 // lpod is a cached pod named name, created at created, Ready or not,
@@ -186,5 +189,52 @@ func TestLearnerPrune(t *testing.T) {
 	l.observe(lpod("p", t0, true, time.Time{}), lpod("p", t0, true, later), w, true, later)
 	if len(l.deleted) != 1 || len(l.fresh) != 0 || len(l.exiting) != 1 {
 		t.Errorf("after pruning: %d deletions, %d pending replacements, %d exits; want 1, 0, 1", len(l.deleted), len(l.fresh), len(l.exiting))
+	}
+}
+
+// TestLearnedAcrossRestarts: what one maintd learned is written to the
+// ConfigMap when it stops, and a maintd started after reads it back: the
+// same learned times feed its forecasts.
+func TestLearnedAcrossRestarts(t *testing.T) {
+	core := kfake.NewClientset()
+	ref := types.NamespacedName{Namespace: "maintd-system", Name: "sentinel-maintd-learned"}
+	newC := func() *Controller {
+		return New(Config{Clients: Clients{Core: core.CoreV1(), Apps: core.AppsV1(), Batch: core.BatchV1(), Policy: core.PolicyV1(), Autoscaling: core.AutoscalingV2(), Storage: core.StorageV1()},
+			Plans: fake.NewSimpleClientset().MaintenanceV1alpha1().MaintenancePlans(), Learned: ref})
+	}
+	web := analyze.Workload{Kind: "Deployment", Namespace: "ns", Name: "web"}
+	t0 := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	first := newC()
+	for i := range 5 {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		name := fmt.Sprintf("p%d", i)
+		first.learner.observe(lpod(name, t0.Add(-time.Hour), true, time.Time{}), lpod(name, t0.Add(-time.Hour), true, at), web, true, at)
+		first.learner.observe(lpod(name, t0.Add(-time.Hour), true, at), nil, web, true, at.Add(time.Duration(i+1)*time.Second))
+	}
+	want := first.learner.learned()
+	if len(want) == 0 || want[web].ExitSamples != 5 {
+		t.Fatalf("the first maintd learned %+v, want 5 exits of %s", want, web)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { first.keepLearned(ctx); close(done) }()
+	cancel() // it stops: what it learned is written once more
+	<-done
+	cm, err := core.CoreV1().ConfigMaps(ref.Namespace).Get(context.Background(), ref.Name, metav1.GetOptions{})
+	if err != nil || cm.Data[analyze.LearnedKey] == "" {
+		t.Fatalf("the ConfigMap after the stop: %v, %+v", err, cm)
+	}
+	second := newC()
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	done2 := make(chan struct{})
+	go func() { second.keepLearned(ctx2); close(done2) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(second.learner.learned()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // a poll with a deadline: keepLearned reads first, then waits
+	}
+	cancel2()
+	<-done2
+	if diff := cmp.Diff(want, second.learner.learned()); diff != "" {
+		t.Errorf("the second maintd read back other times (-first +second):\n%s", diff)
 	}
 }
