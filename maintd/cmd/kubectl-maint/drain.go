@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	watchpkg "k8s.io/apimachinery/pkg/watch"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
 	"github.com/sentinel-go/sentinel/maintd/cmd/kubectl-maint/follow"
@@ -239,7 +242,7 @@ func leaveNothing(ctx context.Context, cl *clients, p *api.MaintenancePlan, dryR
 		err = cl.plans.Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &now.UID, ResourceVersion: &now.ResourceVersion}})
 		switch {
 		case err == nil:
-			return phaseOf(now), true, nil
+			return phaseOf(now), true, waitGone(ctx, cl, now)
 		case apierrors.IsNotFound(err):
 			return "", false, nil
 		case !apierrors.IsConflict(err):
@@ -247,6 +250,30 @@ func leaveNothing(ctx context.Context, cl *clients, p *api.MaintenancePlan, dryR
 		}
 	}
 	return "", false, fmt.Errorf("it kept changing while being deleted")
+}
+
+// goneWait bounds the wait for a deleted plan to be gone.
+const goneWait = 10 * time.Second
+
+// waitGone waits, up to goneWait, until plan p, just deleted, is gone:
+// maintd's finalizer holds a deleted plan until maintd has lifted what it
+// did (nothing, for a plan that never cordoned), so that drain returns
+// with no plan left to block the node's next one. A watch from the
+// delete's version, not a poll.
+func waitGone(ctx context.Context, cl *clients, p *api.MaintenancePlan) error {
+	ctx, cancel := context.WithTimeout(ctx, goneWait)
+	defer cancel()
+	w, err := cl.plans.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", p.Name).String(), ResourceVersion: p.ResourceVersion})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if q, ok := ev.Object.(*api.MaintenancePlan); ev.Type == watchpkg.Deleted || ok && q.UID != p.UID {
+			return nil
+		}
+	}
+	return fmt.Errorf("it is still being deleted after %s: maintd's finalizer holds it until maintd has looked at it (is maintd running?)", goneWait)
 }
 
 // request is a drain as asked: the plan's request and the --dry-run mode.
