@@ -37,8 +37,8 @@ func TestParseLearned(t *testing.T) {
 		}
 	}
 	for in, why := range map[string]string{
-		"{":                                          "learned times",
-		"kind: ConfigMap\ndata: {other: x}\n":        "no data.learned.json",
+		"{":                                   "learned times",
+		"kind: ConfigMap\ndata: {other: x}\n": "no data.learned.json",
 		"kind: ConfigMap\ndata: {learned.json: '['}": "data.learned.json",
 		"kind: Pod\nmetadata: {name: p}\n":           "a Pod, not a ConfigMap",
 	} {
