@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	api "github.com/sentinel-go/sentinel/maintd/api/v1alpha1"
+	"github.com/sentinel-go/sentinel/maintd/drain"
 	"github.com/sentinel-go/sentinel/maintd/windows"
 )
 
@@ -40,15 +41,15 @@ func ParseWindows(f WindowFlags) (*api.MaintenanceWindows, error) {
 		}
 		return nil, nil
 	}
-	spec := windows.Spec{TimeZone: f.TimeZone, Exclude: f.Exclude}
 	if _, err := windows.LoadZone(f.TimeZone); err != nil {
 		return nil, fmt.Errorf("invalid --time-zone: %v", err)
 	}
+	out := &api.MaintenanceWindows{TimeZone: f.TimeZone, Exclude: slices.Compact(slices.Sorted(slices.Values(f.Exclude)))}
 	for _, l := range []struct {
 		flag   string
 		values []string
-		into   *[]windows.Entry
-	}{{"window", f.Allow, &spec.Allow}, {"deny-window", f.Deny, &spec.Deny}} {
+		into   *[]api.MaintenanceWindow
+	}{{"window", f.Allow, &out.Allow}, {"deny-window", f.Deny, &out.Deny}} {
 		if len(l.values) > windows.MaxEntries {
 			return nil, fmt.Errorf("--%s given %d times, at most %d", l.flag, len(l.values), windows.MaxEntries)
 		}
@@ -57,33 +58,25 @@ func ParseWindows(f WindowFlags) (*api.MaintenanceWindows, error) {
 			if err != nil {
 				return nil, fmt.Errorf("invalid --%s %q: %v", l.flag, v, err)
 			}
-			*l.into = append(*l.into, e)
-		}
-	}
-	var err error
-	if spec.MaxOverrun, err = nonNegative("max-overrun", f.MaxOverrun); err != nil {
-		return nil, err
-	}
-	if spec.Margin, err = nonNegative("window-margin", f.Margin); err != nil {
-		return nil, err
-	}
-	if _, err := windows.Parse(spec); err != nil {
-		return nil, flagNames(err)
-	}
-	out := &api.MaintenanceWindows{TimeZone: spec.TimeZone, Exclude: slices.Compact(slices.Sorted(slices.Values(spec.Exclude)))}
-	for _, l := range []struct {
-		from []windows.Entry
-		into *[]api.MaintenanceWindow
-	}{{spec.Allow, &out.Allow}, {spec.Deny, &out.Deny}} {
-		for _, e := range l.from {
 			*l.into = append(*l.into, api.MaintenanceWindow{Schedule: e.Schedule, Duration: metav1.Duration{Duration: e.Duration}})
 		}
 	}
-	if f.MaxOverrun != "" {
-		out.MaxOverrun = &metav1.Duration{Duration: spec.MaxOverrun}
+	for _, d := range []struct {
+		flag, v string
+		into    **metav1.Duration
+	}{{"max-overrun", f.MaxOverrun, &out.MaxOverrun}, {"window-margin", f.Margin, &out.Margin}} {
+		if d.v == "" {
+			continue
+		}
+		v, err := nonNegative(d.flag, d.v)
+		if err != nil {
+			return nil, err
+		}
+		*d.into = &metav1.Duration{Duration: v}
 	}
-	if f.Margin != "" {
-		out.Margin = &metav1.Duration{Duration: spec.Margin}
+	// What maintd compiles, as maintd compiles it.
+	if _, err := drain.WindowsOf(out); err != nil {
+		return nil, flagNames(err)
 	}
 	return out, nil
 }
