@@ -79,6 +79,20 @@ func (d *decider) need() (time.Duration, string) {
 	return d.win.Need(d.spec.Deadline), "no forecast of its time: the deadline " + d.spec.Deadline.String()
 }
 
+// window records in status.window where the plan stands with its windows
+// now, with need (what the node needs in a window), and returns when the
+// open window ends (zero when none is open) and the next window, if one
+// opens.
+func (d *decider) window(need *metav1.Duration) (end time.Time, next windows.Interval, ok bool) {
+	open, end := d.win.Open(d.at)
+	next, ok = d.win.Next(d.at)
+	d.st.Window = &api.PlanWindow{Open: open, End: Stamp(end), Need: need}
+	if ok {
+		d.st.Window.Next = Stamp(next.Start)
+	}
+	return end, next, ok
+}
+
 // outsideWindow holds a plan that has not started when its drain would
 // not fit in the window open now: Pending until the next window opens.
 func (d *decider) outsideWindow() bool {
@@ -88,13 +102,8 @@ func (d *decider) outsideWindow() bool {
 		return false
 	}
 	need, why := d.need()
-	open, end := w.Open(d.at)
-	next, ok := w.Next(d.at)
-	pw := &api.PlanWindow{Open: open, End: Stamp(end), Need: &metav1.Duration{Duration: need}}
-	if ok {
-		pw.Next = Stamp(next.Start)
-	}
-	d.st.Window = pw
+	end, next, ok := d.window(&metav1.Duration{Duration: need})
+	open := !end.IsZero()
 	if open && !d.at.Add(need).After(end) {
 		return false
 	}
@@ -123,16 +132,11 @@ func (d *decider) windowClosed(started time.Time) bool {
 		return false
 	}
 	goOn, until := w.Continue(d.at, started)
-	open, end := w.Open(d.at)
-	pw := &api.PlanWindow{Open: open, End: Stamp(end)}
+	var need *metav1.Duration // as the plan's start recorded it
 	if d.st.Window != nil {
-		pw.Need = d.st.Window.Need
+		need = d.st.Window.Need
 	}
-	next, ok := w.Next(d.at)
-	if ok {
-		pw.Next = Stamp(next.Start)
-	}
-	d.st.Window = pw
+	_, next, ok := d.window(need)
 	if goOn {
 		if !until.IsZero() {
 			d.requeueAt(until)
